@@ -1,0 +1,332 @@
+/*
+ * fmlp — fused MLP inference with a built-in profiler.
+ *
+ * This is the library's one public header. Every handle is opaque; every
+ * call that can fail returns an fmlp_status and, on failure, leaves a message
+ * in fmlp_last_error() that names the bad value and says what to do. The
+ * library never aborts or exits on bad input.
+ *
+ * Thread safety: an fmlp_ctx and fmlp_mlp may be shared between threads once
+ * built. Concurrent fmlp_mlp_forward() calls on one MLP handle are safe and
+ * give bit-identical results (each output element is computed by one thread
+ * with one fixed summation order, whatever the thread count). Calls that
+ * change an MLP (fmlp_mlp_set_weight, fmlp_mlp_init_random, loading) must not
+ * run concurrently with forwards on that MLP. A profiler records the forwards
+ * of the context it was created on, from any thread.
+ */
+#ifndef FMLP_H
+#define FMLP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FMLP_VERSION "0.1.0"
+
+/* ---------------------------------------------------------------- status */
+
+typedef enum {
+    FMLP_OK = 0,
+    FMLP_ERR_INVALID_ARGUMENT, /* a value out of range, a NULL where data is needed */
+    FMLP_ERR_SHAPE,            /* tensor shapes or strides that do not fit together */
+    FMLP_ERR_OUT_OF_MEMORY,
+    FMLP_ERR_IO,               /* a file could not be opened, read or written */
+    FMLP_ERR_FORMAT,           /* a file is malformed */
+    FMLP_ERR_UNSUPPORTED,      /* valid, but not available on this build or machine */
+    FMLP_ERR_NO_DEVICE,        /* the requested device is absent */
+    FMLP_ERR_DEVICE,           /* the device reported an error */
+    FMLP_ERR_INTERNAL
+} fmlp_status;
+
+/* The message of the last failed call on this thread ("" if none). */
+const char *fmlp_last_error(void);
+const char *fmlp_status_name(fmlp_status s);
+
+/* ------------------------------------------------------------ enumerations */
+
+typedef enum { FMLP_DEVICE_CPU = 0, FMLP_DEVICE_CUDA = 1 } fmlp_device;
+
+typedef enum { FMLP_F32 = 0, FMLP_BF16 = 1, FMLP_F16 = 2 } fmlp_dtype;
+
+typedef enum {
+    FMLP_MODE_EAGER = 0,    /* one kernel per op */
+    FMLP_MODE_COMPILED = 1, /* pointwise ops fused, GEMMs untouched */
+    FMLP_MODE_FUSED = 2,    /* GLU / activation in the GEMM epilogue */
+    FMLP_MODE_AUTO = 3      /* the fastest of the above for the shape */
+} fmlp_mode;
+
+typedef enum {
+    FMLP_ACT_NONE = 0,
+    FMLP_ACT_GELU = 1,      /* exact, erf-based */
+    FMLP_ACT_GELU_TANH = 2, /* tanh approximation */
+    FMLP_ACT_SILU = 3,
+    FMLP_ACT_RELU = 4
+} fmlp_act;
+
+typedef enum {
+    /* y = down(act(gate(x)) * up(x)); act GELU_TANH is GeGLU, SILU is SwiGLU */
+    FMLP_BLOCK_GATED = 0,
+    /* Linear, act, Linear, act, ..., Linear: nn.Sequential of `layers` Linears */
+    FMLP_BLOCK_STACK = 1
+} fmlp_block;
+
+const char *fmlp_dtype_name(fmlp_dtype d);   /* "f32", "bf16", "f16" */
+const char *fmlp_mode_name(fmlp_mode m);     /* "eager", ... */
+const char *fmlp_act_name(fmlp_act a);       /* "none", "gelu", "gelu_tanh", "silu", "relu" */
+const char *fmlp_device_name(fmlp_device d); /* "cpu", "cuda" */
+/* Parse the names above; return false for an unknown name. */
+bool fmlp_dtype_parse(const char *s, fmlp_dtype *out);
+bool fmlp_mode_parse(const char *s, fmlp_mode *out);
+bool fmlp_act_parse(const char *s, fmlp_act *out);
+bool fmlp_device_parse(const char *s, fmlp_device *out);
+size_t fmlp_dtype_size(fmlp_dtype d);
+
+/* ----------------------------------------------------------------- context */
+
+typedef struct fmlp_ctx fmlp_ctx;
+
+typedef struct {
+    fmlp_device device; /* default CPU */
+    int device_index;   /* CUDA ordinal */
+    int threads;        /* CPU worker threads; 0 = one per core */
+    /* CPU code path: NULL or "" = best available; else one of the names that
+     * fmlp_cpu_paths() lists ("scalar", "avx2", "avx512", "avx512bf16", "amx").
+     * The environment variable FMLP_CPU_PATH overrides it. */
+    const char *cpu_path;
+} fmlp_ctx_options;
+
+/* Options with every field at its default. */
+fmlp_ctx_options fmlp_ctx_options_default(void);
+fmlp_status fmlp_ctx_create(const fmlp_ctx_options *opt, fmlp_ctx **out);
+void fmlp_ctx_destroy(fmlp_ctx *ctx);
+int fmlp_ctx_threads(const fmlp_ctx *ctx);
+fmlp_device fmlp_ctx_device(const fmlp_ctx *ctx);
+/* The CPU code path the context runs for `dtype`, e.g. "avx512bf16". */
+const char *fmlp_ctx_cpu_path(const fmlp_ctx *ctx, fmlp_dtype dtype);
+
+/* Every CPU code path compiled in, and whether this machine can run it. */
+typedef struct {
+    const char *name;
+    bool available;
+    const char *why_not; /* "" when available */
+} fmlp_cpu_path_info;
+int fmlp_cpu_paths(fmlp_cpu_path_info *out, int cap);
+
+/* A human-readable report of the machine, features, paths and backends. */
+void fmlp_print_info(FILE *f);
+/* Number of CUDA devices (0 when the backend is absent or finds none). */
+int fmlp_cuda_device_count(void);
+
+/* ----------------------------------------------------------------- tensors */
+
+/* A 2-D view: rows × cols elements of `dtype`, row r starting at element
+ * r * ld. Batch × seq inputs are views with rows = batch * seq. */
+typedef struct {
+    void *data;
+    fmlp_dtype dtype;
+    fmlp_device device;
+    int64_t rows, cols;
+    int64_t ld; /* row stride in elements, >= cols */
+} fmlp_tensor;
+
+fmlp_tensor fmlp_tensor_view(void *data, fmlp_dtype dtype, int64_t rows, int64_t cols, int64_t ld);
+
+/* Device memory for tensors on the context's device (plain host memory on the
+ * CPU). Steady-state forwards allocate nothing. */
+fmlp_status fmlp_tensor_alloc(fmlp_ctx *ctx, fmlp_dtype dtype, int64_t rows, int64_t cols, fmlp_tensor *out);
+void fmlp_tensor_free(fmlp_ctx *ctx, fmlp_tensor *t);
+/* Copy between any two tensors of one shape and dtype (host or device). */
+fmlp_status fmlp_tensor_copy(fmlp_ctx *ctx, fmlp_tensor *dst, const fmlp_tensor *src);
+
+/* -------------------------------------------------------------------- MLPs */
+
+typedef struct fmlp_mlp fmlp_mlp;
+
+typedef struct {
+    fmlp_block block;
+    int64_t dim;     /* input features */
+    int64_t hidden;  /* hidden width */
+    int64_t out_dim; /* output features; 0 means dim */
+    int layers;      /* STACK: number of Linear layers, 1..32; GATED: ignored */
+    fmlp_act act;
+    bool bias;
+    fmlp_dtype dtype; /* storage dtype of weights and activations */
+} fmlp_mlp_desc;
+
+#define FMLP_MAX_LAYERS 32
+
+/* Creates an MLP with weights drawn from `seed` (PyTorch's default Linear
+ * init scale: uniform(-1/sqrt(in), 1/sqrt(in)) for weights and biases). */
+fmlp_status fmlp_mlp_create(fmlp_ctx *ctx, const fmlp_mlp_desc *desc, uint64_t seed, fmlp_mlp **out);
+void fmlp_mlp_destroy(fmlp_mlp *mlp);
+const fmlp_mlp_desc *fmlp_mlp_get_desc(const fmlp_mlp *mlp);
+int64_t fmlp_mlp_out_dim(const fmlp_mlp *mlp);
+
+/* Names as PyTorch's state_dict() writes them: gated "gate_proj.weight",
+ * "up_proj.weight", "down_proj.weight" (+ ".bias"); stacks "0.weight",
+ * "0.bias", "2.weight", ... Weights are (out_features, in_features). */
+int fmlp_mlp_tensor_count(const fmlp_mlp *mlp);
+/* Name and shape of tensor i (cols = 1 for a bias, which has rows entries). */
+fmlp_status fmlp_mlp_tensor_info(const fmlp_mlp *mlp, int i, const char **name, int64_t *rows, int64_t *cols);
+/* Sets one tensor from host data of any dtype (converted to the MLP's). */
+fmlp_status fmlp_mlp_set_weight(fmlp_mlp *mlp, const char *name, fmlp_dtype src_dtype, const void *data,
+                                int64_t rows, int64_t cols);
+/* Reads one tensor back in f32 into `out` (rows*cols floats). */
+fmlp_status fmlp_mlp_get_weight(const fmlp_mlp *mlp, const char *name, float *out, int64_t rows, int64_t cols);
+
+/* Loads every tensor of the MLP from a safetensors file, names prefixed by
+ * `prefix` (NULL or "" for none; e.g. "model.layers.0.mlp."). */
+fmlp_status fmlp_mlp_load_safetensors(fmlp_mlp *mlp, const char *path, const char *prefix);
+fmlp_status fmlp_mlp_save_safetensors(const fmlp_mlp *mlp, const char *path, const char *prefix);
+/* Fills in the shape fields of `desc` (block, dim, hidden, out_dim, layers,
+ * bias) from the tensors a file holds under `prefix`; act and dtype are kept. */
+fmlp_status fmlp_mlp_desc_from_safetensors(const char *path, const char *prefix, fmlp_mlp_desc *desc);
+
+/* ----------------------------------------------------------- safetensors */
+
+/* Reading and writing plain tensors (CLI --input/--output, tests). */
+typedef struct fmlp_st_file fmlp_st_file;
+fmlp_status fmlp_st_open(const char *path, fmlp_st_file **out);
+void fmlp_st_close(fmlp_st_file *f);
+int fmlp_st_count(const fmlp_st_file *f);
+const char *fmlp_st_name(const fmlp_st_file *f, int i);
+/* Finds a tensor; rank 1 or 2 only are reported as rows × cols (rank 1:
+ * cols = 1; rank 3 (b, s, d): rows = b*s). NULL-safe outputs. */
+fmlp_status fmlp_st_find(const fmlp_st_file *f, const char *name, fmlp_dtype *dtype, int64_t *rows, int64_t *cols,
+                         const void **data);
+/* Reads a tensor converted to `dtype` into caller memory of rows*cols. */
+fmlp_status fmlp_st_read(const fmlp_st_file *f, const char *name, fmlp_dtype dtype, void *out, int64_t rows,
+                         int64_t cols);
+
+typedef struct {
+    const char *name;
+    fmlp_dtype dtype;
+    int rank;         /* 1..3 */
+    int64_t shape[3];
+    const void *data; /* contiguous */
+} fmlp_st_tensor;
+fmlp_status fmlp_st_write(const char *path, const fmlp_st_tensor *tensors, int n);
+
+/* ------------------------------------------------------------------- plans */
+
+#define FMLP_MAX_PLAN_KERNELS 72
+
+typedef struct {
+    char name[96];  /* e.g. "cpu_gemm_bf16_avx512bf16_geglu" */
+    char op[32];    /* the op it implements: "linear", "gelu_tanh", "mul", "linear+geglu" ... */
+    int64_t m, n, k; /* GEMM shape (k = 0 for pointwise kernels) */
+    int64_t flops;
+    int64_t bytes;  /* minimum bytes moved */
+} fmlp_kernel_info;
+
+typedef struct {
+    fmlp_mode mode;      /* the mode asked for */
+    fmlp_mode resolved;  /* the mode that runs (differs from mode for AUTO) */
+    fmlp_device device;
+    fmlp_dtype dtype;
+    int64_t rows;
+    bool graph;          /* CUDA: replayed as a CUDA graph */
+    char why[128];       /* AUTO: why `resolved` was picked */
+    int n_kernels;
+    fmlp_kernel_info kernels[FMLP_MAX_PLAN_KERNELS];
+    int64_t flops, bytes; /* totals */
+} fmlp_plan_info;
+
+/* The kernels `mode` will run for `rows` input rows, known before running. */
+fmlp_status fmlp_mlp_plan(const fmlp_mlp *mlp, fmlp_mode mode, int64_t rows, fmlp_plan_info *out);
+void fmlp_plan_print(const fmlp_plan_info *plan, FILE *f);
+
+/* ----------------------------------------------------------------- forward */
+
+/* y = mlp(x). x: (rows, dim), y: (rows, out_dim), both in the MLP's dtype and
+ * on the context's device (or host tensors on a CUDA context, copied in and
+ * out). Any row strides; x and y must not overlap. */
+fmlp_status fmlp_mlp_forward(fmlp_mlp *mlp, fmlp_mode mode, const fmlp_tensor *x, fmlp_tensor *y);
+
+/* CUDA: capture forwards into a CUDA graph per (mode, rows) and replay it. */
+fmlp_status fmlp_mlp_set_graph(fmlp_mlp *mlp, bool on);
+
+/* Waits for all device work of the context (no-op on the CPU). */
+fmlp_status fmlp_ctx_synchronize(fmlp_ctx *ctx);
+
+/* The double-precision reference of the whole block on host data, rounding
+ * inputs and weights as stored. x: (rows, dim) f64, y: (rows, out_dim) f64. */
+fmlp_status fmlp_mlp_reference(const fmlp_mlp *mlp, const double *x, int64_t rows, double *y);
+
+/* -------------------------------------------------------------- profiler */
+
+typedef struct fmlp_profiler fmlp_profiler;
+
+typedef enum { FMLP_ACTIVITY_CPU = 1, FMLP_ACTIVITY_CUDA = 2 } fmlp_activity;
+
+typedef struct {
+    int activities;     /* FMLP_ACTIVITY_* bits; 0 = CPU, plus CUDA on a CUDA context */
+    bool record_shapes;
+    bool profile_memory;
+    bool with_flops;
+    /* Schedule, with torch.profiler.schedule's semantics; all 0 = record
+     * every step from start to stop as one active span. */
+    int skip_first, wait, warmup, active, repeat;
+    /* Called when an active window closes; the trace of that window can be
+     * exported from within the callback. */
+    void (*on_trace_ready)(fmlp_profiler *prof, void *user);
+    void *user;
+} fmlp_profiler_options;
+
+fmlp_profiler_options fmlp_profiler_options_default(void);
+fmlp_status fmlp_profiler_create(fmlp_ctx *ctx, const fmlp_profiler_options *opt, fmlp_profiler **out);
+void fmlp_profiler_destroy(fmlp_profiler *prof);
+fmlp_status fmlp_profiler_start(fmlp_profiler *prof);
+fmlp_status fmlp_profiler_stop(fmlp_profiler *prof);
+/* Ends one step (ProfilerStep#N) and advances the schedule. */
+fmlp_status fmlp_profiler_step(fmlp_profiler *prof);
+/* User ranges, like torch.profiler.record_function. */
+void fmlp_range_push(fmlp_ctx *ctx, const char *name);
+void fmlp_range_pop(fmlp_ctx *ctx);
+
+typedef struct {
+    const char *sort_by; /* a column: "self_cpu_time_total", "cpu_time_total",
+                            "self_cuda_time_total", "cuda_time_total", "count",
+                            "flops"; NULL = "self_cpu_time_total" (or cuda when present) */
+    int row_limit;       /* 0 or less = all */
+    bool analyses;       /* print the analyses after the table */
+} fmlp_table_options;
+
+fmlp_table_options fmlp_table_options_default(void);
+fmlp_status fmlp_profiler_table(fmlp_profiler *prof, const fmlp_table_options *opt, FILE *f);
+/* Returns a malloc'd string; free with free(). */
+fmlp_status fmlp_profiler_table_string(fmlp_profiler *prof, const fmlp_table_options *opt, char **out);
+/* Writes a Chrome/Kineto trace; gzip when the path ends in ".gz". */
+fmlp_status fmlp_profiler_export_trace(fmlp_profiler *prof, const char *path);
+
+/* The verdict of the last completed window: per step, where the time went. */
+typedef enum { FMLP_BOUND_OVERHEAD = 0, FMLP_BOUND_MEMORY = 1, FMLP_BOUND_COMPUTE = 2 } fmlp_bound;
+typedef struct {
+    int steps;
+    double wall_us, kernel_us, overhead_us, idle_us; /* per step, averaged */
+    int kernels_per_step;
+    fmlp_bound bound;
+    char reason[256];
+} fmlp_profile_summary;
+fmlp_status fmlp_profiler_summary(fmlp_profiler *prof, fmlp_profile_summary *out);
+
+/* Machine ceilings for the verdicts, measured once by `fmlp info --ceilings`
+ * and cached (FMLP_CEILINGS_FILE, or ~/.cache/fmlp/ceilings.json). */
+typedef struct {
+    double gemm_gflops_f32, gemm_gflops_bf16; /* CPU */
+    double mem_gbps;                          /* CPU */
+    double gpu_gemm_tflops_bf16, gpu_mem_gbps, gpu_launch_us;
+    bool measured;
+} fmlp_ceilings;
+fmlp_status fmlp_ceilings_get(fmlp_ctx *ctx, bool measure_if_missing, fmlp_ceilings *out);
+fmlp_status fmlp_ceilings_measure(fmlp_ctx *ctx, fmlp_ceilings *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

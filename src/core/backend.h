@@ -1,0 +1,46 @@
+/* Why: the CPU and CUDA backends never see each other; both implement this
+ * table and the rest of the library speaks only to it. Entries marked
+ * optional may be NULL. */
+#ifndef FMLP_CORE_BACKEND_H
+#define FMLP_CORE_BACKEND_H
+
+#include "core/kernel.h"
+#include "fmlp.h"
+
+typedef struct fmlp_backend {
+    const char *name; /* "cpu", "cuda" */
+    fmlp_status (*init)(fmlp_ctx *ctx, const fmlp_ctx_options *opt);
+    void (*fini)(fmlp_ctx *ctx);
+
+    /* Re-lays out one Linear weight (n, k) row-major in `dtype` on the host,
+     * with optional bias (n), for this backend's GEMM kernels. */
+    fmlp_status (*pack)(fmlp_ctx *ctx, fmlp_dtype dtype, const void *w, const void *b, int64_t n, int64_t k,
+                        void **packed);
+    /* Packs gate and up (each (n, k), biases optional) together for GEMM_GLU. */
+    fmlp_status (*pack_glu)(fmlp_ctx *ctx, fmlp_dtype dtype, const void *wg, const void *bg, const void *wu,
+                            const void *bu, int64_t n, int64_t k, void **packed);
+    void (*unpack)(fmlp_ctx *ctx, void *packed);
+
+    /* Fills k->name with the kernel that will run, e.g. "cpu_gemm_bf16_amx_geglu". */
+    void (*name_kernel)(fmlp_ctx *ctx, fmlp_dtype dtype, fmlp_kernel *k);
+
+    /* Runs one kernel. `packed` is the layer's packing (GEMM) or the gate/up
+     * packing (GEMM_GLU), NULL for pointwise kernels. Tensors live on the
+     * backend's device. `correlation` tags the kernel's profiler events. */
+    fmlp_status (*run)(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k, const void *packed,
+                       const fmlp_tensor *in0, const fmlp_tensor *in1, fmlp_tensor *out, int64_t correlation);
+
+    /* Device memory (optional: NULL means host malloc, 64-byte aligned). */
+    fmlp_status (*alloc)(fmlp_ctx *ctx, size_t bytes, void **out);
+    void (*free)(fmlp_ctx *ctx, void *p);
+    /* Copies between host and device memory (optional on the CPU). */
+    fmlp_status (*copy)(fmlp_ctx *ctx, void *dst, fmlp_device dst_dev, const void *src, fmlp_device src_dev,
+                        size_t bytes);
+    fmlp_status (*synchronize)(fmlp_ctx *ctx); /* optional */
+} fmlp_backend;
+
+extern const fmlp_backend fmlp_cpu_backend;
+/* NULL when the library was built without CUDA. */
+const fmlp_backend *fmlp_cuda_backend_get(void);
+
+#endif

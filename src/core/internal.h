@@ -1,0 +1,59 @@
+/* Why: the context and MLP structs are opaque to users but shared by the
+ * model, plan, executor and backends; their layout lives here. */
+#ifndef FMLP_CORE_INTERNAL_H
+#define FMLP_CORE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "core/backend.h"
+#include "fmlp.h"
+
+struct fmlp_profiler;
+
+/* A cached workspace buffer, reused across forwards so steady state
+ * allocates nothing. */
+typedef struct fmlp_ws_block {
+    void *data;
+    size_t bytes;
+    struct fmlp_ws_block *next;
+} fmlp_ws_block;
+
+struct fmlp_ctx {
+    fmlp_device device;
+    int device_index;
+    const fmlp_backend *be;
+    void *be_state; /* backend private */
+    /* Non-NULL only while a profiler records: the executor's one branch. */
+    struct fmlp_profiler *volatile prof;
+    pthread_mutex_t ws_lock;
+    fmlp_ws_block *ws_free;
+};
+
+/* One Linear layer: PyTorch's (out_features n, in_features k) weight and
+ * optional bias, stored on the host in the MLP's dtype, plus its packings. */
+typedef struct {
+    char wname[64], bname[64];
+    int64_t n, k;
+    void *w; /* (n, k) row-major */
+    void *b; /* (n) or NULL */
+    void *packed;
+} fmlp_layer;
+
+struct fmlp_mlp {
+    fmlp_ctx *ctx;
+    fmlp_mlp_desc desc;
+    int n_layers;
+    fmlp_layer layers[FMLP_MAX_LAYERS]; /* GATED: 0 gate, 1 up, 2 down */
+    void *packed_glu;                   /* GATED: gate and up together */
+    bool graph;
+};
+
+/* Workspace for one forward: take at least `bytes`, give it back after. */
+fmlp_status fmlp_ws_take(fmlp_ctx *ctx, size_t bytes, fmlp_ws_block **out);
+void fmlp_ws_give(fmlp_ctx *ctx, fmlp_ws_block *b);
+
+/* Host allocation, 64-byte aligned, zero bytes allowed; free with free(). */
+void *fmlp_host_alloc(size_t bytes);
+
+#endif

@@ -1,0 +1,49 @@
+/* Why: the seam between what runs and the profiler. The plan executor and
+ * the backends call these around every op and kernel; they are only reached
+ * when ctx->prof is non-NULL, so an unprofiled forward pays one branch.
+ * Backends hand plain records; the profiler core knows nothing of CUDA. */
+#ifndef FMLP_PROFILER_HOOK_H
+#define FMLP_PROFILER_HOOK_H
+
+#include <stdint.h>
+
+#include "fmlp.h"
+
+/* Opens a cpu_op span on the calling thread; returns its External id.
+ * `shapes` (may be NULL) is recorded when record_shapes is on, in torch's
+ * "[[64, 128, 768], [3072, 768]]" form. */
+int64_t fmlp_prof_op_begin(struct fmlp_profiler *p, const char *name, const char *shapes, int64_t flops,
+                           int64_t bytes);
+void fmlp_prof_op_end(struct fmlp_profiler *p, int64_t external_id);
+
+/* A fresh correlation id for one kernel launch. */
+int64_t fmlp_prof_correlation(struct fmlp_profiler *p);
+
+/* What a backend ran: one record per lane it ran on (each CPU worker thread
+ * of a parallel region; a GPU stream). */
+typedef enum {
+    FMLP_REC_KERNEL,  /* cat "kernel" */
+    FMLP_REC_RUNTIME, /* cat "cuda_runtime": the launch call on the CPU lane */
+    FMLP_REC_MEMCPY,  /* cat "gpu_memcpy" */
+    FMLP_REC_MEMSET   /* cat "gpu_memset" */
+} fmlp_rec_kind;
+
+typedef struct {
+    fmlp_rec_kind kind;
+    const char *name;       /* copied by the profiler */
+    int64_t t0_ns, t1_ns;   /* fmlp_now_ns() clock */
+    int device;             /* -1 for a CPU lane */
+    int64_t lane;           /* CPU: OS thread id; GPU: stream id */
+    int64_t correlation;
+    int64_t external_id;    /* the enclosing op; 0 = the innermost op open on the calling thread */
+    int64_t flops, bytes;
+    int grid[3], block[3];
+    int registers, shared_bytes;
+} fmlp_prof_record;
+
+void fmlp_prof_record_add(struct fmlp_profiler *p, const fmlp_prof_record *r);
+
+/* Memory events with running totals (profile_memory). */
+void fmlp_prof_memory(struct fmlp_profiler *p, int device, int64_t delta_bytes, int64_t total_bytes);
+
+#endif

@@ -1,0 +1,142 @@
+/* Why: shared test discipline (random data, poison, normwise error, the
+ * summary line ctest logs show). See test_util.h. */
+#include "test_util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "core/dtype.h"
+
+static uint64_t g_state;
+static int g_pass, g_fail, g_skip;
+
+void tu_seed(void)
+{
+    const char *s = getenv("FMLP_TEST_SEED");
+    uint64_t seed = s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL) ^ ((uint64_t)clock() << 20);
+    printf("seed %llu (replay with FMLP_TEST_SEED)\n", (unsigned long long)seed);
+    g_state = seed * 0x9E3779B97F4A7C15ull + 1;
+}
+
+uint64_t tu_rand_u64(void)
+{
+    if (!g_state) tu_seed();
+    uint64_t z = (g_state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+double tu_rand_uniform(double lo, double hi)
+{
+    for (;;) {
+        double u = (double)(tu_rand_u64() >> 11) * (1.0 / 9007199254740992.0);
+        double v = lo + (hi - lo) * u;
+        if (v != 0.0) return v;
+    }
+}
+
+void tu_fill(fmlp_dtype dtype, void *p, int64_t n, double lo, double hi, double *as_f64)
+{
+    for (int64_t i = 0; i < n; i++) {
+        fmlp_store(dtype, p, i, (float)tu_rand_uniform(lo, hi));
+        if (as_f64) as_f64[i] = fmlp_load(dtype, p, i);
+    }
+}
+
+void tu_poison(fmlp_dtype dtype, void *p, int64_t n)
+{
+    if (dtype == FMLP_F32) {
+        uint32_t nan = 0x7fc0dead;
+        for (int64_t i = 0; i < n; i++) memcpy((float *)p + i, &nan, 4);
+    } else {
+        for (int64_t i = 0; i < n; i++) ((uint16_t *)p)[i] = dtype == FMLP_BF16 ? 0x7fc1 : 0x7e01;
+    }
+}
+
+double tu_get(fmlp_dtype dtype, const void *p, int64_t i) { return fmlp_load(dtype, p, i); }
+
+double tu_rel_err(fmlp_dtype dtype, const void *a, int64_t lda, const double *ref, int64_t ldr, int64_t rows,
+                  int64_t cols)
+{
+    double num = 0, den = 0;
+    for (int64_t r = 0; r < rows; r++) {
+        for (int64_t c = 0; c < cols; c++) {
+            double x = fmlp_load(dtype, a, r * lda + c), y = ref[r * ldr + c];
+            if (isnan(x) && !isnan(y)) return INFINITY;
+            double d = x - y;
+            num += d * d;
+            den += y * y;
+        }
+    }
+    if (den == 0) return sqrt(num);
+    return sqrt(num / den);
+}
+
+double tu_tol(fmlp_dtype dtype)
+{
+    switch (dtype) {
+    case FMLP_BF16: return 1e-2;
+    case FMLP_F16: return 2e-3;
+    default: return 1e-5;
+    }
+}
+
+bool tu_check(bool ok, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    printf("%s ", ok ? "ok  " : "FAIL");
+    vprintf(fmt, ap);
+    printf("\n");
+    va_end(ap);
+    fflush(stdout);
+    if (ok)
+        g_pass++;
+    else
+        g_fail++;
+    return ok;
+}
+
+void tu_skip(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    printf("skipped: ");
+    vprintf(fmt, ap);
+    printf("\n");
+    va_end(ap);
+    g_skip++;
+}
+
+int tu_finish(void)
+{
+    printf("%d passed, %d failed, %d skipped\n", g_pass, g_fail, g_skip);
+    if (g_fail) return 1;
+    if (g_pass == 0 && g_skip > 0) return 77;
+    return 0;
+}
+
+bool tu_expect_fail(fmlp_status got, fmlp_status want, const char *what)
+{
+    const char *msg = fmlp_last_error();
+    return tu_check(got == want && msg && msg[0], "%s -> %s (want %s): \"%s\"", what, fmlp_status_name(got),
+                    fmlp_status_name(want), msg ? msg : "");
+}
+
+const char *tu_tmpdir(void)
+{
+    static char dir[512];
+    if (!dir[0]) {
+        const char *base = getenv("FMLP_TEST_TMP");
+        snprintf(dir, sizeof dir, "%s", base ? base : "/tmp/fmlp-test");
+        if (mkdir(dir, 0755) != 0 && errno != EEXIST) snprintf(dir, sizeof dir, "/tmp");
+    }
+    return dir;
+}

@@ -1,0 +1,47 @@
+/* Why: every test draws fresh random data, poisons outputs and measures
+ * ‖out − ref‖ / ‖ref‖ against a double reference with a per-dtype bound;
+ * these helpers keep that discipline in one place. A test prints one line per
+ * check and ends with "N passed, N failed" (exit 0 only when none failed). */
+#ifndef FMLP_TEST_UTIL_H
+#define FMLP_TEST_UTIL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fmlp.h"
+
+/* Deterministic per-test generator, reseeded from the clock unless
+ * FMLP_TEST_SEED is set; the seed is printed so a failure can be replayed. */
+void tu_seed(void);
+uint64_t tu_rand_u64(void);
+double tu_rand_uniform(double lo, double hi); /* never exactly 0 */
+/* Fills n elements of `dtype` with uniform(lo, hi) and returns them, as
+ * stored (rounded), in `as_f64` when non-NULL. */
+void tu_fill(fmlp_dtype dtype, void *p, int64_t n, double lo, double hi, double *as_f64);
+/* Fills with a NaN bit pattern so unwritten elements show up. */
+void tu_poison(fmlp_dtype dtype, void *p, int64_t n);
+/* Reads element i as double. */
+double tu_get(fmlp_dtype dtype, const void *p, int64_t i);
+
+/* ‖a − ref‖₂ / ‖ref‖₂ over rows × cols with row strides; NaN anywhere in a
+ * (where ref is finite) gives +Inf. */
+double tu_rel_err(fmlp_dtype dtype, const void *a, int64_t lda, const double *ref, int64_t ldr, int64_t rows,
+                  int64_t cols);
+/* The bound for a dtype: f32 1e-5, bf16 1e-2, f16 2e-3. */
+double tu_tol(fmlp_dtype dtype);
+
+/* Records one check; prints "ok"/"FAIL" with the message. */
+bool tu_check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prints "skipped: why" and counts it. */
+void tu_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints the summary line and returns the exit code (77 when everything was
+ * skipped and nothing ran). */
+int tu_finish(void);
+
+/* Checks that a call failed with `want` and left a non-empty message. */
+bool tu_expect_fail(fmlp_status got, fmlp_status want, const char *what);
+
+/* A scratch directory for files (created on demand). */
+const char *tu_tmpdir(void);
+
+#endif

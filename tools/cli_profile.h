@@ -1,0 +1,36 @@
+/* Why: `fmlp linear` and `fmlp mlp` profile by default, as the tutorial's
+ * scripts do; the profiling flags, the schedule and the files written per
+ * mode live here so the commands themselves stay about the model. */
+#ifndef FMLP_CLI_PROFILE_H
+#define FMLP_CLI_PROFILE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "fmlp.h"
+
+typedef struct {
+    bool enabled;            /* --no-profile turns off */
+    int wait, warmup, active, repeat; /* --wait/--warmup/--active/--repeat */
+    bool cold;               /* --cold: no warm-up, first-call costs shown */
+    const char *trace_dir;   /* --trace-dir DIR; NULL = no files */
+    const char *sort_by;     /* --sort-by */
+    int row_limit;           /* --row-limit */
+    bool record_shapes, profile_memory; /* --record-shapes, --profile-memory */
+} cli_prof_opts;
+
+void cli_prof_defaults(cli_prof_opts *o);
+/* Takes one flag at argv[*i] if it is a profiling flag (advancing *i past its
+ * value); returns 1 when taken, 0 when not a profiling flag, -1 on a bad
+ * value (message already printed to stderr). */
+int cli_prof_parse(cli_prof_opts *o, int argc, char **argv, int *i);
+void cli_prof_usage(FILE *f);
+
+/* Profiles `forward(arg)` for one mode under the options' schedule and prints
+ * the table (and analyses) to `out`; with a trace dir, writes
+ * DIR/<run_name>.json and DIR/<run_name>.txt. run_name is
+ * "<shape>_<dtype>_<cold|warm>_<mode>". */
+fmlp_status cli_prof_run(fmlp_ctx *ctx, const cli_prof_opts *o, const char *run_name,
+                         fmlp_status (*forward)(void *arg), void *arg, FILE *out);
+
+#endif
