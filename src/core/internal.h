@@ -47,6 +47,8 @@ struct fmlp_mlp {
     fmlp_layer layers[FMLP_MAX_LAYERS]; /* GATED: 0 gate, 1 up, 2 down */
     void *packed_glu;                   /* GATED: gate and up together */
     bool graph;
+    pthread_mutex_t pack_lock;
+    int packed_ok; /* __atomic access: packings match the weights */
 };
 
 /* Workspace for one forward: take at least `bytes`, give it back after. */

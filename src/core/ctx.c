@@ -1,0 +1,132 @@
+/* Why: the context ties a device to its backend and owns what forwards on
+ * it share: the backend state (thread pool, streams) and a cache of
+ * workspace buffers so steady-state forwards allocate nothing. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/internal.h"
+
+fmlp_ctx_options fmlp_ctx_options_default(void)
+{
+    fmlp_ctx_options o;
+    memset(&o, 0, sizeof o);
+    o.device = FMLP_DEVICE_CPU;
+    return o;
+}
+
+fmlp_status fmlp_ctx_create(const fmlp_ctx_options *opt, fmlp_ctx **out)
+{
+    if (!out) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_ctx_create: out is NULL; pass the address of an fmlp_ctx *");
+    *out = NULL;
+    fmlp_ctx_options o = opt ? *opt : fmlp_ctx_options_default();
+    if (o.threads < 0 || o.threads > 1024)
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "threads = %d is out of range; use 0 (one per core) or 1..1024", o.threads);
+    const fmlp_backend *be;
+    if (o.device == FMLP_DEVICE_CPU) {
+        be = &fmlp_cpu_backend;
+    } else if (o.device == FMLP_DEVICE_CUDA) {
+        be = fmlp_cuda_backend_get();
+        if (!be)
+            return fmlp_fail(FMLP_ERR_UNSUPPORTED,
+                             "this fmlp was built without the CUDA backend; rebuild on a machine with nvcc (CMake finds it) or use --device cpu");
+    } else {
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "device %d is not a device; use FMLP_DEVICE_CPU or FMLP_DEVICE_CUDA", (int)o.device);
+    }
+    fmlp_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory creating a context");
+    ctx->device = o.device;
+    ctx->device_index = o.device_index;
+    ctx->be = be;
+    pthread_mutex_init(&ctx->ws_lock, NULL);
+    fmlp_status s = be->init(ctx, &o);
+    if (s != FMLP_OK) {
+        pthread_mutex_destroy(&ctx->ws_lock);
+        free(ctx);
+        return s;
+    }
+    *out = ctx;
+    return FMLP_OK;
+}
+
+static void ws_release(fmlp_ctx *ctx, void *p)
+{
+    if (ctx->be->free)
+        ctx->be->free(ctx, p);
+    else
+        free(p);
+}
+
+void fmlp_ctx_destroy(fmlp_ctx *ctx)
+{
+    if (!ctx) return;
+    for (fmlp_ws_block *b = ctx->ws_free; b;) {
+        fmlp_ws_block *next = b->next;
+        ws_release(ctx, b->data);
+        free(b);
+        b = next;
+    }
+    ctx->be->fini(ctx);
+    pthread_mutex_destroy(&ctx->ws_lock);
+    free(ctx);
+}
+
+fmlp_device fmlp_ctx_device(const fmlp_ctx *ctx) { return ctx->device; }
+
+void *fmlp_host_alloc(size_t bytes)
+{
+    void *p = NULL;
+    size_t rounded = (bytes + 63) & ~(size_t)63;
+    if (posix_memalign(&p, 64, rounded ? rounded : 64) != 0) return NULL;
+    return p;
+}
+
+fmlp_status fmlp_ws_take(fmlp_ctx *ctx, size_t bytes, fmlp_ws_block **out)
+{
+    pthread_mutex_lock(&ctx->ws_lock);
+    fmlp_ws_block **best = NULL;
+    for (fmlp_ws_block **pp = &ctx->ws_free; *pp; pp = &(*pp)->next)
+        if ((*pp)->bytes >= bytes && (!best || (*pp)->bytes < (*best)->bytes)) best = pp;
+    if (best) {
+        fmlp_ws_block *b = *best;
+        *best = b->next;
+        pthread_mutex_unlock(&ctx->ws_lock);
+        b->next = NULL;
+        *out = b;
+        return FMLP_OK;
+    }
+    pthread_mutex_unlock(&ctx->ws_lock);
+    fmlp_ws_block *b = calloc(1, sizeof *b);
+    if (!b) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory for workspace bookkeeping");
+    fmlp_status s = FMLP_OK;
+    if (ctx->be->alloc) {
+        s = ctx->be->alloc(ctx, bytes, &b->data);
+    } else {
+        b->data = fmlp_host_alloc(bytes);
+        if (!b->data)
+            s = fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory: the forward needs %zu bytes of workspace; use fewer rows per call",
+                          bytes);
+    }
+    if (s != FMLP_OK) {
+        free(b);
+        return s;
+    }
+    b->bytes = bytes;
+    *out = b;
+    return FMLP_OK;
+}
+
+void fmlp_ws_give(fmlp_ctx *ctx, fmlp_ws_block *b)
+{
+    if (!b) return;
+    pthread_mutex_lock(&ctx->ws_lock);
+    b->next = ctx->ws_free;
+    ctx->ws_free = b;
+    pthread_mutex_unlock(&ctx->ws_lock);
+}
+
+fmlp_status fmlp_ctx_synchronize(fmlp_ctx *ctx)
+{
+    if (!ctx) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_ctx_synchronize: ctx is NULL");
+    return ctx->be->synchronize ? ctx->be->synchronize(ctx) : FMLP_OK;
+}

@@ -1,0 +1,217 @@
+/* Why: the CPU implementation of the backend table: a persistent thread
+ * pool, a code path chosen once per context (best available, or forced by
+ * option or FMLP_CPU_PATH), packed weights, and per-thread kernel lanes for
+ * the profiler. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/internal.h"
+#include "cpu/features.h"
+#include "cpu/gemm.h"
+#include "cpu/pointwise.h"
+#include "profiler/hook.h"
+
+typedef struct {
+    cpu_pool *pool;
+    cpu_path path;
+} cpu_state;
+
+static cpu_state *state(const fmlp_ctx *ctx) { return (cpu_state *)ctx->be_state; }
+
+static fmlp_status path_unavailable(const char *name, const char *why)
+{
+    char avail[128] = "";
+    size_t used = 0;
+    for (int p = 0; p < CPU_PATH_COUNT; p++)
+        if (cpu_path_available((cpu_path)p, NULL))
+            used += (size_t)snprintf(avail + used, sizeof avail - used, "%s%s", used ? ", " : "", cpu_path_name((cpu_path)p));
+    return fmlp_fail(FMLP_ERR_UNSUPPORTED, "CPU path \"%s\" cannot run here (%s); available: %s", name, why, avail);
+}
+
+static fmlp_status cpu_init(fmlp_ctx *ctx, const fmlp_ctx_options *opt)
+{
+    const char *want = getenv("FMLP_CPU_PATH");
+    if (!want || !*want) want = opt->cpu_path;
+    cpu_path path = cpu_path_best();
+    if (want && *want) {
+        if (!cpu_path_parse(want, &path))
+            return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT,
+                             "CPU path \"%s\" is unknown; use scalar, avx2, avx512, avx512bf16 or amx", want);
+        const char *why;
+        if (!cpu_path_available(path, &why)) return path_unavailable(want, why);
+    }
+    int threads = opt->threads > 0 ? opt->threads : cpu_features_get()->cores;
+    cpu_state *st = calloc(1, sizeof *st);
+    if (!st) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory creating the CPU backend");
+    st->path = path;
+    st->pool = cpu_pool_create(threads);
+    if (!st->pool) {
+        free(st);
+        return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "could not start %d worker threads; try --threads 1", threads);
+    }
+    ctx->be_state = st;
+    return FMLP_OK;
+}
+
+static void cpu_fini(fmlp_ctx *ctx)
+{
+    cpu_state *st = state(ctx);
+    if (!st) return;
+    cpu_pool_destroy(st->pool);
+    free(st);
+    ctx->be_state = NULL;
+}
+
+static fmlp_status cpu_pack(fmlp_ctx *ctx, fmlp_dtype dtype, const void *w, const void *b, int64_t n, int64_t k,
+                            void **packed)
+{
+    *packed = cpu_gemm_pack(state(ctx)->path, dtype, w, b, n, k);
+    if (!*packed)
+        return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory packing a (%lld, %lld) %s weight", (long long)n,
+                         (long long)k, fmlp_dtype_name(dtype));
+    return FMLP_OK;
+}
+
+static fmlp_status cpu_pack_glu(fmlp_ctx *ctx, fmlp_dtype dtype, const void *wg, const void *bg, const void *wu,
+                                const void *bu, int64_t n, int64_t k, void **packed)
+{
+    *packed = cpu_gemm_pack_glu(state(ctx)->path, dtype, wg, bg, wu, bu, n, k);
+    if (!*packed)
+        return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory packing gate and up (%lld, %lld) %s weights",
+                         (long long)n, (long long)k, fmlp_dtype_name(dtype));
+    return FMLP_OK;
+}
+
+static void cpu_unpack(fmlp_ctx *ctx, void *packed)
+{
+    (void)ctx;
+    cpu_packed_free(packed);
+}
+
+static const char *glu_name(fmlp_act a)
+{
+    switch (a) {
+    case FMLP_ACT_GELU_TANH: return "geglu";
+    case FMLP_ACT_GELU: return "geglu_erf";
+    case FMLP_ACT_SILU: return "swiglu";
+    case FMLP_ACT_RELU: return "reglu";
+    default: return "bilinear";
+    }
+}
+
+static void cpu_name_kernel(fmlp_ctx *ctx, fmlp_dtype dtype, fmlp_kernel *k)
+{
+    cpu_path path = cpu_path_for_dtype(state(ctx)->path, dtype);
+    const char *dt = fmlp_dtype_name(dtype), *pn = cpu_path_name(path);
+    switch (k->kind) {
+    case FMLP_KERNEL_GEMM:
+        snprintf(k->name, sizeof k->name, "cpu_gemm_%s_%s%s%s", dt, pn, k->act != FMLP_ACT_NONE ? "_" : "",
+                 k->act != FMLP_ACT_NONE ? fmlp_act_name(k->act) : "");
+        break;
+    case FMLP_KERNEL_GEMM_GLU: snprintf(k->name, sizeof k->name, "cpu_gemm_%s_%s_%s", dt, pn, glu_name(k->act)); break;
+    case FMLP_KERNEL_ACT: snprintf(k->name, sizeof k->name, "cpu_%s_%s_%s", fmlp_act_name(k->act), dt, pn); break;
+    case FMLP_KERNEL_MUL: snprintf(k->name, sizeof k->name, "cpu_mul_%s_%s", dt, pn); break;
+    case FMLP_KERNEL_GLU:
+        snprintf(k->name, sizeof k->name, "cpu_fused_%s_mul_%s_%s", fmlp_act_name(k->act), dt, pn);
+        break;
+    }
+}
+
+static void report_lanes(fmlp_ctx *ctx, const fmlp_kernel *k, const cpu_lane_time *t, int lanes, int64_t corr)
+{
+    for (int i = 0; i < lanes; i++) {
+        fmlp_prof_record r;
+        memset(&r, 0, sizeof r);
+        r.kind = FMLP_REC_KERNEL;
+        r.name = k->name;
+        r.t0_ns = t[i].t0_ns;
+        r.t1_ns = t[i].t1_ns;
+        r.device = -1;
+        r.lane = t[i].os_tid;
+        r.correlation = corr;
+        /* The whole kernel's work is carried by its first lane. */
+        r.flops = i == 0 ? k->flops : 0;
+        r.bytes = i == 0 ? k->bytes : 0;
+        r.grid[0] = lanes;
+        r.grid[1] = r.grid[2] = 1;
+        r.block[0] = r.block[1] = r.block[2] = 1;
+        fmlp_prof_record_add(ctx->prof, &r);
+    }
+}
+
+#define STACK_LANES 64
+
+static fmlp_status cpu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k, const void *packed,
+                           const fmlp_tensor *in0, const fmlp_tensor *in1, fmlp_tensor *out, int64_t correlation)
+{
+    cpu_state *st = state(ctx);
+    bool profiled = ctx->prof != NULL;
+    cpu_lane_time stack_times[STACK_LANES], *times = NULL;
+    int lanes = cpu_pool_threads(st->pool);
+    if (profiled) {
+        times = lanes <= STACK_LANES ? stack_times : calloc((size_t)lanes, sizeof *times);
+        if (!times) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory recording kernel lanes");
+    }
+    cpu_path path = cpu_path_for_dtype(st->path, dtype);
+    switch (k->kind) {
+    case FMLP_KERNEL_GEMM:
+    case FMLP_KERNEL_GEMM_GLU:
+        lanes = cpu_gemm_threads(st->pool, packed, k->m);
+        cpu_gemm_run(st->pool, packed, k->act, in0->data, in0->ld, out->data, out->ld, k->m, times);
+        break;
+    case FMLP_KERNEL_ACT:
+    case FMLP_KERNEL_MUL:
+    case FMLP_KERNEL_GLU: {
+        cpu_pw_kind pw = k->kind == FMLP_KERNEL_ACT ? CPU_PW_ACT : k->kind == FMLP_KERNEL_MUL ? CPU_PW_MUL : CPU_PW_GLU;
+        lanes = cpu_pointwise_threads(st->pool, k->m, k->n);
+        cpu_pointwise_run(st->pool, path, dtype, pw, k->act, in0->data, in0->ld, in1 ? in1->data : NULL,
+                          in1 ? in1->ld : 0, out->data, out->ld, k->m, k->n, times);
+        break;
+    }
+    }
+    if (profiled) {
+        report_lanes(ctx, k, times, lanes, correlation);
+        if (times != stack_times) free(times);
+    }
+    return FMLP_OK;
+}
+
+const fmlp_backend fmlp_cpu_backend = {
+    .name = "cpu",
+    .init = cpu_init,
+    .fini = cpu_fini,
+    .pack = cpu_pack,
+    .pack_glu = cpu_pack_glu,
+    .unpack = cpu_unpack,
+    .name_kernel = cpu_name_kernel,
+    .run = cpu_run,
+};
+
+int fmlp_ctx_threads(const fmlp_ctx *ctx)
+{
+    if (!ctx || ctx->device != FMLP_DEVICE_CPU) return 0;
+    return cpu_pool_threads(state(ctx)->pool);
+}
+
+const char *fmlp_ctx_cpu_path(const fmlp_ctx *ctx, fmlp_dtype dtype)
+{
+    if (!ctx || ctx->device != FMLP_DEVICE_CPU) return "none";
+    return cpu_path_name(cpu_path_for_dtype(state(ctx)->path, dtype));
+}
+
+int fmlp_cpu_paths(fmlp_cpu_path_info *out, int cap)
+{
+    int n = 0;
+    for (int p = 0; p < CPU_PATH_COUNT; p++) {
+        if (out && n < cap) {
+            const char *why;
+            out[n].name = cpu_path_name((cpu_path)p);
+            out[n].available = cpu_path_available((cpu_path)p, &why);
+            out[n].why_not = why;
+        }
+        n++;
+    }
+    return n;
+}

@@ -1,0 +1,259 @@
+/* Why: the MLP object: its description checked once, its Linear layers
+ * named as PyTorch's state_dict names them, weights stored on the host in
+ * the MLP's dtype, and the backend's packed layouts built once before the
+ * first forward after any change. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "core/internal.h"
+#include "model/mlp_internal.h"
+
+#define MAX_FEATURES (1 << 20)
+
+static fmlp_status check_desc(const fmlp_ctx *ctx, const fmlp_mlp_desc *d)
+{
+    if (d->block != FMLP_BLOCK_GATED && d->block != FMLP_BLOCK_STACK)
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "block %d is unknown; use FMLP_BLOCK_GATED or FMLP_BLOCK_STACK", (int)d->block);
+    if (d->dim < 1 || d->dim > MAX_FEATURES)
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "dim = %lld is out of range; use 1..%d", (long long)d->dim, MAX_FEATURES);
+    bool needs_hidden = d->block == FMLP_BLOCK_GATED || d->layers > 1;
+    if (needs_hidden && (d->hidden < 1 || d->hidden > MAX_FEATURES))
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "hidden = %lld is out of range; use 1..%d", (long long)d->hidden, MAX_FEATURES);
+    if (d->out_dim < 0 || d->out_dim > MAX_FEATURES)
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "out_dim = %lld is out of range; use 0 (same as dim) or 1..%d",
+                         (long long)d->out_dim, MAX_FEATURES);
+    if (d->block == FMLP_BLOCK_STACK && (d->layers < 1 || d->layers > FMLP_MAX_LAYERS))
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "layers = %d is out of range; a stack has 1..%d Linear layers", d->layers,
+                         FMLP_MAX_LAYERS);
+    if ((int)d->act < FMLP_ACT_NONE || d->act > FMLP_ACT_RELU)
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "activation %d is unknown; use none, gelu, gelu_tanh, silu or relu", (int)d->act);
+    if (d->dtype != FMLP_F32 && d->dtype != FMLP_BF16 && d->dtype != FMLP_F16)
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "dtype %d is unknown; use f32, bf16 or f16", (int)d->dtype);
+    if (d->dtype == FMLP_F16 && ctx->device == FMLP_DEVICE_CPU)
+        return fmlp_fail(FMLP_ERR_UNSUPPORTED, "f16 runs on CUDA only; on the CPU use bf16 or f32");
+    return FMLP_OK;
+}
+
+static void name_layer(fmlp_layer *l, const char *stem)
+{
+    snprintf(l->wname, sizeof l->wname, "%s.weight", stem);
+    snprintf(l->bname, sizeof l->bname, "%s.bias", stem);
+}
+
+static fmlp_status alloc_layer(fmlp_layer *l, int64_t n, int64_t k, bool bias, fmlp_dtype dt)
+{
+    l->n = n;
+    l->k = k;
+    l->w = fmlp_host_alloc((size_t)(n * k) * fmlp_dtype_size(dt));
+    l->b = bias ? fmlp_host_alloc((size_t)n * fmlp_dtype_size(dt)) : NULL;
+    if (!l->w || (bias && !l->b))
+        return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory for a (%lld, %lld) %s weight", (long long)n, (long long)k,
+                         fmlp_dtype_name(dt));
+    return FMLP_OK;
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* nn.Linear's default init: weights and bias uniform in ±1/sqrt(in_features). */
+static void init_layer(fmlp_layer *l, fmlp_dtype dt, uint64_t *state)
+{
+    float bound = 1.0f / sqrtf((float)l->k);
+    for (int64_t i = 0; i < l->n * l->k; i++) {
+        float u = (float)(splitmix(state) >> 40) * (1.0f / 16777216.0f);
+        fmlp_store(dt, l->w, i, (2.0f * u - 1.0f) * bound);
+    }
+    for (int64_t i = 0; l->b && i < l->n; i++) {
+        float u = (float)(splitmix(state) >> 40) * (1.0f / 16777216.0f);
+        fmlp_store(dt, l->b, i, (2.0f * u - 1.0f) * bound);
+    }
+}
+
+fmlp_status fmlp_mlp_create(fmlp_ctx *ctx, const fmlp_mlp_desc *desc, uint64_t seed, fmlp_mlp **out)
+{
+    if (!ctx || !desc || !out)
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_mlp_create: ctx, desc and out must not be NULL");
+    *out = NULL;
+    fmlp_status s = check_desc(ctx, desc);
+    if (s != FMLP_OK) return s;
+    fmlp_mlp *m = calloc(1, sizeof *m);
+    if (!m) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory creating an MLP");
+    m->ctx = ctx;
+    m->desc = *desc;
+    fmlp_mlp_desc *d = &m->desc;
+    if (d->out_dim == 0) d->out_dim = d->dim;
+    if (d->block == FMLP_BLOCK_GATED) d->layers = 3;
+    if (d->block == FMLP_BLOCK_STACK && d->layers == 1) d->hidden = 0;
+    pthread_mutex_init(&m->pack_lock, NULL);
+    if (d->block == FMLP_BLOCK_GATED) {
+        m->n_layers = 3;
+        name_layer(&m->layers[0], "gate_proj");
+        name_layer(&m->layers[1], "up_proj");
+        name_layer(&m->layers[2], "down_proj");
+        s = alloc_layer(&m->layers[0], d->hidden, d->dim, d->bias, d->dtype);
+        if (s == FMLP_OK) s = alloc_layer(&m->layers[1], d->hidden, d->dim, d->bias, d->dtype);
+        if (s == FMLP_OK) s = alloc_layer(&m->layers[2], d->out_dim, d->hidden, d->bias, d->dtype);
+    } else {
+        m->n_layers = d->layers;
+        for (int i = 0; i < d->layers && s == FMLP_OK; i++) {
+            char stem[16];
+            snprintf(stem, sizeof stem, "%d", 2 * i);
+            name_layer(&m->layers[i], stem);
+            int64_t k = i == 0 ? d->dim : d->hidden, n = i == d->layers - 1 ? d->out_dim : d->hidden;
+            s = alloc_layer(&m->layers[i], n, k, d->bias, d->dtype);
+        }
+    }
+    if (s != FMLP_OK) {
+        fmlp_mlp_destroy(m);
+        return s;
+    }
+    uint64_t state = seed;
+    for (int i = 0; i < m->n_layers; i++) init_layer(&m->layers[i], d->dtype, &state);
+    __atomic_store_n(&m->packed_ok, 0, __ATOMIC_RELEASE);
+    *out = m;
+    return FMLP_OK;
+}
+
+static void drop_packings(fmlp_mlp *m)
+{
+    const fmlp_backend *be = m->ctx->be;
+    for (int i = 0; i < m->n_layers; i++) {
+        if (m->layers[i].packed) be->unpack(m->ctx, m->layers[i].packed);
+        m->layers[i].packed = NULL;
+    }
+    if (m->packed_glu) be->unpack(m->ctx, m->packed_glu);
+    m->packed_glu = NULL;
+    __atomic_store_n(&m->packed_ok, 0, __ATOMIC_RELEASE);
+}
+
+void fmlp_mlp_destroy(fmlp_mlp *m)
+{
+    if (!m) return;
+    drop_packings(m);
+    for (int i = 0; i < m->n_layers; i++) {
+        free(m->layers[i].w);
+        free(m->layers[i].b);
+    }
+    pthread_mutex_destroy(&m->pack_lock);
+    free(m);
+}
+
+fmlp_status fmlp_mlp_ensure_packed(fmlp_mlp *m)
+{
+    if (__atomic_load_n(&m->packed_ok, __ATOMIC_ACQUIRE)) return FMLP_OK;
+    pthread_mutex_lock(&m->pack_lock);
+    fmlp_status s = FMLP_OK;
+    if (!__atomic_load_n(&m->packed_ok, __ATOMIC_ACQUIRE)) {
+        const fmlp_backend *be = m->ctx->be;
+        fmlp_dtype dt = m->desc.dtype;
+        for (int i = 0; i < m->n_layers && s == FMLP_OK; i++) {
+            fmlp_layer *l = &m->layers[i];
+            if (!l->packed) s = be->pack(m->ctx, dt, l->w, l->b, l->n, l->k, &l->packed);
+        }
+        if (s == FMLP_OK && m->desc.block == FMLP_BLOCK_GATED && !m->packed_glu) {
+            fmlp_layer *g = &m->layers[0], *u = &m->layers[1];
+            s = be->pack_glu(m->ctx, dt, g->w, g->b, u->w, u->b, g->n, g->k, &m->packed_glu);
+        }
+        if (s == FMLP_OK) __atomic_store_n(&m->packed_ok, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&m->pack_lock);
+    return s;
+}
+
+const fmlp_mlp_desc *fmlp_mlp_get_desc(const fmlp_mlp *m) { return m ? &m->desc : NULL; }
+int64_t fmlp_mlp_out_dim(const fmlp_mlp *m) { return m ? m->desc.out_dim : 0; }
+
+int fmlp_mlp_tensor_count(const fmlp_mlp *m)
+{
+    if (!m) return 0;
+    return m->n_layers * (m->desc.bias ? 2 : 1);
+}
+
+fmlp_status fmlp_mlp_tensor_info(const fmlp_mlp *m, int i, const char **name, int64_t *rows, int64_t *cols)
+{
+    int per = m && m->desc.bias ? 2 : 1;
+    if (!m || i < 0 || i >= fmlp_mlp_tensor_count(m))
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "tensor index %d is out of range; use 0..%d", i,
+                         m ? fmlp_mlp_tensor_count(m) - 1 : -1);
+    const fmlp_layer *l = &m->layers[i / per];
+    bool is_bias = i % per == 1;
+    if (name) *name = is_bias ? l->bname : l->wname;
+    if (rows) *rows = l->n;
+    if (cols) *cols = is_bias ? 1 : l->k;
+    return FMLP_OK;
+}
+
+/* The layer and part (weight or bias) called `name`, or NULL. */
+static fmlp_layer *find_tensor(fmlp_mlp *m, const char *name, bool *is_bias)
+{
+    for (int i = 0; i < m->n_layers; i++) {
+        fmlp_layer *l = &m->layers[i];
+        if (strcmp(name, l->wname) == 0) {
+            *is_bias = false;
+            return l;
+        }
+        if (m->desc.bias && strcmp(name, l->bname) == 0) {
+            *is_bias = true;
+            return l;
+        }
+    }
+    return NULL;
+}
+
+static fmlp_status unknown_tensor(const fmlp_mlp *m, const char *name)
+{
+    char list[512] = "";
+    size_t used = 0;
+    for (int i = 0; i < fmlp_mlp_tensor_count(m) && used < sizeof list - 64; i++) {
+        const char *n;
+        fmlp_mlp_tensor_info(m, i, &n, NULL, NULL);
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", n);
+    }
+    return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "this MLP has no tensor \"%s\"; its tensors are: %s", name, list);
+}
+
+fmlp_status fmlp_mlp_set_weight(fmlp_mlp *m, const char *name, fmlp_dtype src_dtype, const void *data, int64_t rows,
+                                int64_t cols)
+{
+    if (!m || !name || !data)
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_mlp_set_weight: mlp, name and data must not be NULL");
+    if (src_dtype != FMLP_F32 && src_dtype != FMLP_BF16 && src_dtype != FMLP_F16)
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_mlp_set_weight: source dtype %d is unknown", (int)src_dtype);
+    bool is_bias;
+    fmlp_layer *l = find_tensor(m, name, &is_bias);
+    if (!l) return unknown_tensor(m, name);
+    int64_t want_r = l->n, want_c = is_bias ? 1 : l->k;
+    bool bias_ok = is_bias && ((rows == l->n && cols == 1) || (rows == 1 && cols == l->n));
+    if (!bias_ok && (rows != want_r || cols != want_c))
+        return fmlp_fail(FMLP_ERR_SHAPE, "%s has shape [%lld, %lld] but the MLP needs [%lld%s%lld]%s", name, (long long)rows,
+                         (long long)cols, (long long)want_r, is_bias ? "" : ", ",
+                         is_bias ? 0LL : (long long)want_c, is_bias ? " (a bias of that many entries)" : "");
+    drop_packings(m);
+    int64_t count = is_bias ? l->n : l->n * l->k;
+    fmlp_convert(m->desc.dtype, is_bias ? l->b : l->w, src_dtype, data, count);
+    return FMLP_OK;
+}
+
+fmlp_status fmlp_mlp_get_weight(const fmlp_mlp *m, const char *name, float *out, int64_t rows, int64_t cols)
+{
+    if (!m || !name || !out)
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_mlp_get_weight: mlp, name and out must not be NULL");
+    bool is_bias;
+    fmlp_layer *l = find_tensor((fmlp_mlp *)m, name, &is_bias);
+    if (!l) return unknown_tensor(m, name);
+    int64_t count = is_bias ? l->n : l->n * l->k;
+    if (rows * cols != count)
+        return fmlp_fail(FMLP_ERR_SHAPE, "%s holds %lld values but the buffer was given as [%lld, %lld]", name,
+                         (long long)count, (long long)rows, (long long)cols);
+    fmlp_convert(FMLP_F32, out, m->desc.dtype, is_bias ? l->b : l->w, count);
+    return FMLP_OK;
+}

@@ -1,0 +1,15 @@
+/* Why: what the plan executor and reference need of an MLP beyond the
+ * public API. */
+#ifndef FMLP_MODEL_MLP_INTERNAL_H
+#define FMLP_MODEL_MLP_INTERNAL_H
+
+#include "core/internal.h"
+
+/* Builds the backend packings if a weight changed since the last forward;
+ * safe to call from concurrent forwards. */
+fmlp_status fmlp_mlp_ensure_packed(fmlp_mlp *m);
+
+/* Activations in double: the oracle every kernel is tested against. */
+double fmlp_act_ref(fmlp_act act, double x);
+
+#endif

@@ -1,0 +1,71 @@
+/* Why: the oracle. The whole block in double precision from the weights as
+ * stored, with no intermediate rounding; every kernel on every backend is
+ * measured against it. Deliberately the plainest loops possible. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "model/mlp_internal.h"
+
+double fmlp_act_ref(fmlp_act act, double x)
+{
+    switch (act) {
+    case FMLP_ACT_GELU: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
+    case FMLP_ACT_GELU_TANH: {
+        const double c = sqrt(2.0 / M_PI);
+        return 0.5 * x * (1.0 + tanh(c * (x + 0.044715 * x * x * x)));
+    }
+    case FMLP_ACT_SILU: return x / (1.0 + exp(-x));
+    case FMLP_ACT_RELU: return isnan(x) ? x : (x > 0 ? x : 0.0);
+    default: return x;
+    }
+}
+
+/* y(rows, n) = x(rows, k) · Wᵀ + b, all double. */
+static void linear_ref(const fmlp_layer *l, fmlp_dtype dt, const double *x, int64_t rows, double *y)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        for (int64_t j = 0; j < l->n; j++) {
+            double acc = l->b ? fmlp_load(dt, l->b, j) : 0.0;
+            for (int64_t i = 0; i < l->k; i++) acc += x[r * l->k + i] * (double)fmlp_load(dt, l->w, j * l->k + i);
+            y[r * l->n + j] = acc;
+        }
+    }
+}
+
+fmlp_status fmlp_mlp_reference(const fmlp_mlp *m, const double *x, int64_t rows, double *y)
+{
+    if (!m || !x || !y) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_mlp_reference: NULL argument");
+    if (rows < 1) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "rows = %lld; use at least 1", (long long)rows);
+    const fmlp_mlp_desc *d = &m->desc;
+    fmlp_dtype dt = d->dtype;
+    int64_t widest = d->dim > d->hidden ? d->dim : d->hidden;
+    if (d->out_dim > widest) widest = d->out_dim;
+    double *a = malloc(sizeof(double) * (size_t)(rows * widest));
+    double *b = malloc(sizeof(double) * (size_t)(rows * widest));
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory for the reference at %lld rows", (long long)rows);
+    }
+    if (d->block == FMLP_BLOCK_GATED) {
+        linear_ref(&m->layers[0], dt, x, rows, a);
+        linear_ref(&m->layers[1], dt, x, rows, b);
+        for (int64_t i = 0; i < rows * d->hidden; i++) a[i] = fmlp_act_ref(d->act, a[i]) * b[i];
+        linear_ref(&m->layers[2], dt, a, rows, y);
+    } else {
+        const double *in = x;
+        for (int l = 0; l < m->n_layers; l++) {
+            bool last = l == m->n_layers - 1;
+            double *out = last ? y : (l % 2 ? b : a);
+            linear_ref(&m->layers[l], dt, in, rows, out);
+            if (!last)
+                for (int64_t i = 0; i < rows * m->layers[l].n; i++) out[i] = fmlp_act_ref(d->act, out[i]);
+            in = out;
+        }
+    }
+    free(a);
+    free(b);
+    return FMLP_OK;
+}

@@ -1,0 +1,158 @@
+/* Why: one forward = walk the plan. For each kernel the executor opens the
+ * profiler's op span (when one records), asks the backend to run it and
+ * closes the span; the backend reports the kernel itself. Inputs are
+ * checked here once, so backends can trust shapes. */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "model/mlp_internal.h"
+#include "plan/plan.h"
+#include "profiler/hook.h"
+
+static fmlp_status check_tensor(const char *what, const fmlp_tensor *t, fmlp_dtype dt, int64_t cols)
+{
+    if (!t) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "%s is NULL; pass a tensor", what);
+    if (!t->data) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "%s has no data (NULL pointer)", what);
+    if (t->dtype != dt)
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "%s is %s but the MLP is %s; convert it or create the MLP in %s", what,
+                         fmlp_dtype_name(t->dtype), fmlp_dtype_name(dt), fmlp_dtype_name(t->dtype));
+    if (t->cols != cols)
+        return fmlp_fail(FMLP_ERR_SHAPE, "%s has %lld columns but the MLP needs %lld", what, (long long)t->cols,
+                         (long long)cols);
+    if (t->rows < 1)
+        return fmlp_fail(FMLP_ERR_SHAPE, "%s has %lld rows: nothing to compute; pass at least one row", what,
+                         (long long)t->rows);
+    if (t->ld < t->cols)
+        return fmlp_fail(FMLP_ERR_SHAPE, "%s has row stride %lld, less than its %lld columns; rows would overlap", what,
+                         (long long)t->ld, (long long)t->cols);
+    return FMLP_OK;
+}
+
+static bool overlaps(const fmlp_tensor *a, const fmlp_tensor *b)
+{
+    size_t es = fmlp_dtype_size(a->dtype);
+    const char *a0 = a->data, *a1 = a0 + (size_t)((a->rows - 1) * a->ld + a->cols) * es;
+    const char *b0 = b->data, *b1 = b0 + (size_t)((b->rows - 1) * b->ld + b->cols) * es;
+    return a0 < b1 && b0 < a1;
+}
+
+static void shapes_of(const fmlp_kernel *k, char *buf, size_t len)
+{
+    if (k->k)
+        snprintf(buf, len, "[[%lld, %lld], [%lld, %lld]]", (long long)k->m, (long long)k->k,
+                 (long long)(k->kind == FMLP_KERNEL_GEMM_GLU ? 2 * k->n : k->n), (long long)k->k);
+    else if (k->in1 >= 0)
+        snprintf(buf, len, "[[%lld, %lld], [%lld, %lld]]", (long long)k->m, (long long)k->n, (long long)k->m,
+                 (long long)k->n);
+    else
+        snprintf(buf, len, "[[%lld, %lld]]", (long long)k->m, (long long)k->n);
+}
+
+static fmlp_status run_plan(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *bufs)
+{
+    fmlp_ctx *ctx = m->ctx;
+    fmlp_dtype dt = m->desc.dtype;
+    struct fmlp_profiler *prof = ctx->prof;
+    int64_t outer = 0;
+    if (prof) {
+        char shapes[96];
+        snprintf(shapes, sizeof shapes, "[[%lld, %lld]]", (long long)bufs[FMLP_BUF_X].rows, (long long)m->desc.dim);
+        int64_t flops = 0, bytes = 0;
+        for (int i = 0; i < p->n; i++) {
+            flops += p->k[i].flops;
+            bytes += p->k[i].bytes;
+        }
+        outer = fmlp_prof_op_begin(prof, p->outer, shapes, flops, bytes);
+    }
+    fmlp_status s = FMLP_OK;
+    for (int i = 0; i < p->n && s == FMLP_OK; i++) {
+        const fmlp_kernel *k = &p->k[i];
+        const void *packed = k->kind == FMLP_KERNEL_GEMM_GLU ? m->packed_glu
+                             : k->layer >= 0                 ? m->layers[k->layer].packed
+                                                             : NULL;
+        const fmlp_tensor *in1 = k->in1 >= 0 ? &bufs[k->in1] : NULL;
+        if (prof) {
+            char shapes[96];
+            shapes_of(k, shapes, sizeof shapes);
+            int64_t id = fmlp_prof_op_begin(prof, k->parent, shapes, k->flops, k->bytes);
+            s = ctx->be->run(ctx, dt, k, packed, &bufs[k->in0], in1, &bufs[k->out], fmlp_prof_correlation(prof));
+            fmlp_prof_op_end(prof, id);
+        } else {
+            s = ctx->be->run(ctx, dt, k, packed, &bufs[k->in0], in1, &bufs[k->out], 0);
+        }
+    }
+    if (prof) fmlp_prof_op_end(prof, outer);
+    return s;
+}
+
+fmlp_status fmlp_mlp_forward(fmlp_mlp *m, fmlp_mode mode, const fmlp_tensor *x, fmlp_tensor *y)
+{
+    if (!m) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_mlp_forward: mlp is NULL");
+    fmlp_ctx *ctx = m->ctx;
+    const fmlp_mlp_desc *d = &m->desc;
+    fmlp_status s = check_tensor("x", x, d->dtype, d->dim);
+    if (s == FMLP_OK) s = check_tensor("y", y, d->dtype, d->out_dim);
+    if (s != FMLP_OK) return s;
+    if (x->rows != y->rows)
+        return fmlp_fail(FMLP_ERR_SHAPE, "x has %lld rows but y has %lld; they must match", (long long)x->rows,
+                         (long long)y->rows);
+    if (x->device == y->device && overlaps(x, y))
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "x and y overlap in memory; write the output to a separate buffer");
+    if (ctx->device == FMLP_DEVICE_CPU && (x->device != FMLP_DEVICE_CPU || y->device != FMLP_DEVICE_CPU))
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "a CPU context needs host tensors; x or y is marked as device memory");
+    s = fmlp_mlp_ensure_packed(m);
+    if (s != FMLP_OK) return s;
+    fmlp_plan p;
+    s = fmlp_plan_build(m, mode, x->rows, &p);
+    if (s != FMLP_OK) return s;
+
+    /* Workspace: the plan's temporaries, plus device copies of host x/y on a GPU context. */
+    int64_t rows = x->rows;
+    size_t es = fmlp_dtype_size(d->dtype), off[FMLP_BUF_COUNT] = {0}, total = 0;
+    for (int b = FMLP_BUF_T0; b < FMLP_BUF_COUNT; b++) {
+        off[b] = total;
+        total += ((size_t)(rows * p.t_cols[b]) * es + 63) & ~(size_t)63;
+    }
+    bool stage_x = ctx->device != FMLP_DEVICE_CPU && x->device == FMLP_DEVICE_CPU;
+    bool stage_y = ctx->device != FMLP_DEVICE_CPU && y->device == FMLP_DEVICE_CPU;
+    size_t off_x = total;
+    if (stage_x) total += ((size_t)(rows * d->dim) * es + 63) & ~(size_t)63;
+    size_t off_y = total;
+    if (stage_y) total += ((size_t)(rows * d->out_dim) * es + 63) & ~(size_t)63;
+    fmlp_ws_block *ws = NULL;
+    if (total) {
+        s = fmlp_ws_take(ctx, total, &ws);
+        if (s != FMLP_OK) return s;
+    }
+    fmlp_tensor bufs[FMLP_BUF_COUNT];
+    bufs[FMLP_BUF_X] = *x;
+    bufs[FMLP_BUF_Y] = *y;
+    for (int b = FMLP_BUF_T0; b < FMLP_BUF_COUNT; b++) {
+        bufs[b] = fmlp_tensor_view(ws ? (char *)ws->data + off[b] : NULL, d->dtype, rows, p.t_cols[b], p.t_cols[b]);
+        bufs[b].device = ctx->device;
+    }
+    if (stage_x) {
+        bufs[FMLP_BUF_X] = fmlp_tensor_view((char *)ws->data + off_x, d->dtype, rows, d->dim, d->dim);
+        bufs[FMLP_BUF_X].device = ctx->device;
+        s = fmlp_tensor_copy(ctx, &bufs[FMLP_BUF_X], x);
+    }
+    if (stage_y) {
+        bufs[FMLP_BUF_Y] = fmlp_tensor_view((char *)ws->data + off_y, d->dtype, rows, d->out_dim, d->out_dim);
+        bufs[FMLP_BUF_Y].device = ctx->device;
+    }
+    if (s == FMLP_OK) s = run_plan(m, &p, bufs);
+    if (s == FMLP_OK && stage_y) s = fmlp_tensor_copy(ctx, y, &bufs[FMLP_BUF_Y]);
+    if (s == FMLP_OK && (stage_x || stage_y)) s = fmlp_ctx_synchronize(ctx);
+    fmlp_ws_give(ctx, ws);
+    return s;
+}
+
+fmlp_status fmlp_mlp_set_graph(fmlp_mlp *m, bool on)
+{
+    if (!m) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_mlp_set_graph: mlp is NULL");
+    if (on && m->ctx->device != FMLP_DEVICE_CUDA)
+        return fmlp_fail(FMLP_ERR_UNSUPPORTED, "CUDA graphs need a CUDA context; drop --graph on the CPU");
+    m->graph = on;
+    return FMLP_OK;
+}

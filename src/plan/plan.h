@@ -1,0 +1,25 @@
+/* Why: a plan is what a mode will run for an MLP and a row count, known
+ * before anything runs, so users can guess first and then look. The
+ * executor walks exactly this list; the profiler verifies it afterwards. */
+#ifndef FMLP_PLAN_PLAN_H
+#define FMLP_PLAN_PLAN_H
+
+#include "core/internal.h"
+#include "core/kernel.h"
+
+typedef struct {
+    fmlp_mode resolved;
+    int n;
+    fmlp_kernel k[FMLP_MAX_PLAN_KERNELS];
+    int64_t t_cols[FMLP_BUF_COUNT]; /* widths of the workspace buffers T0..T2 (0 = unused) */
+    const char *outer;              /* the module op around the whole forward */
+    char why[128];
+} fmlp_plan;
+
+/* Builds the plan; rows must be >= 1. */
+fmlp_status fmlp_plan_build(const fmlp_mlp *m, fmlp_mode mode, int64_t rows, fmlp_plan *out);
+
+/* The mode AUTO runs for this MLP and row count, and why. */
+fmlp_mode fmlp_plan_auto(const fmlp_mlp *m, int64_t rows, char *why, size_t why_len);
+
+#endif
