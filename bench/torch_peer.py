@@ -14,6 +14,10 @@ bench/run_cpu_vs_torch.sh merges with `fmlp bench`'s figures.
       nn.Module as users run it; jit is torch.jit.script + freeze with
       oneDNN fusion on, the closest thing to torch.compile that torch 1.13
       has (optional; reported as failed when it does not work).
+  torch_peer.py merge --machine M.json --fmlp F1.json ... --torch T1.json ...
+                      --out-json OUT.json --out-md OUT.md
+      joins the pieces bench/run_cpu_vs_torch.sh collected (several rounds,
+      interleaved) into one results file with ratios and the issue's bars.
 
 BLAS: Debian's torch runs f32 matmul through whatever libblas.so.3 the
 system's alternatives select (its own build says BLAS_INFO=generic); bf16
@@ -153,7 +157,7 @@ def measure(a):
             dtype = DTYPES[dname]
             for rows in rows_list:
                 torch.manual_seed(rows * 7 + len(dname))
-                rec = {"impl": "torch_" + impl, "dtype": dname, "rows": rows}
+                rec = {"impl": "torch_" + impl + a.suffix, "dtype": dname, "rows": rows}
                 try:
                     with torch.inference_mode() if impl == "eager" else torch.no_grad():
                         fn = build(impl, dtype, rows)
@@ -174,9 +178,182 @@ def measure(a):
                     "gflops": flops / med / 1e9,
                 })
                 out["results"].append(rec)
-                print("torch_%-5s %-4s rows %5d  %12.1f us  %7.1f GFLOP/s  (%d x %d)" %
-                      (impl, dname, rows, rec["median_us"], rec["gflops"], len(per), inner), file=sys.stderr)
+                print("torch_%-5s%s %-4s rows %5d  %12.1f us  %7.1f GFLOP/s  (%d x %d)" %
+                      (impl, a.suffix, dname, rows, rec["median_us"], rec["gflops"], len(per), inner), file=sys.stderr)
     return out
+
+
+# ------------------------------------------------------------------ merge
+
+def _num(rec, *keys):
+    for k in keys:
+        if k in rec and isinstance(rec[k], (int, float)):
+            return float(rec[k])
+    return None
+
+
+def fmlp_records(doc):
+    """(mode, dtype, rows, median_us) from `fmlp bench --json`, whatever
+    nesting it uses: any dict with mode, dtype, rows and a time."""
+    out = []
+
+    def walk(o):
+        if isinstance(o, dict):
+            mode, dt, rows = o.get("mode"), o.get("dtype"), o.get("rows")
+            us = _num(o, "median_us", "time_us", "us")
+            if us is None and _num(o, "median_ms", "time_ms", "ms") is not None:
+                us = _num(o, "median_ms", "time_ms", "ms") * 1e3
+            if us is None and _num(o, "median_s", "seconds") is not None:
+                us = _num(o, "median_s", "seconds") * 1e6
+            if isinstance(mode, str) and isinstance(dt, str) and isinstance(rows, int) and us is not None:
+                rec = {"impl": "fmlp_" + mode, "dtype": dt, "rows": rows, "median_us": us}
+                for k in ("resolved", "kernels", "n_kernels", "cpu_path", "path", "plan"):
+                    if k in o:
+                        rec[k] = o[k]
+                out.append(rec)
+                return
+            for v in o.values():
+                walk(v)
+        elif isinstance(o, list):
+            for v in o:
+                walk(v)
+
+    walk(doc)
+    return out
+
+
+def merge(a):
+    with open(a.machine) as f:
+        machine = json.load(f)
+    per_round = {}  # (impl, dtype, rows) -> [median_us per round]
+    extra = {}
+    torch_info, fmlp_meta = None, []
+    for path in a.torch:
+        with open(path) as f:
+            d = json.load(f)
+        torch_info = torch_info or d.get("info")
+        for r in d["results"]:
+            key = (r["impl"], r["dtype"], r["rows"])
+            if "error" in r:
+                extra.setdefault(key, {})["error"] = r["error"]
+                continue
+            per_round.setdefault(key, []).append(r["median_us"])
+    for path in a.fmlp:
+        with open(path) as f:
+            d = json.load(f)
+        if isinstance(d, dict):
+            fmlp_meta.append({k: v for k, v in d.items() if not isinstance(v, (list, dict))})
+        for r in fmlp_records(d):
+            key = (r["impl"], r["dtype"], r["rows"])
+            per_round.setdefault(key, []).append(r["median_us"])
+            extra.setdefault(key, {}).update({k: v for k, v in r.items()
+                                              if k not in ("impl", "dtype", "rows", "median_us")})
+    flops = lambda rows: 6 * rows * DIM * HIDDEN  # noqa: E731
+    figures = []
+    for (impl, dt, rows), vals in sorted(per_round.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0])):
+        us = min(vals)  # best of the rounds' medians
+        figures.append(dict({"impl": impl, "dtype": dt, "rows": rows, "median_us": us,
+                             "rounds_us": vals, "gflops": flops(rows) / us / 1e3}, **extra.get((impl, dt, rows), {})))
+    for key, e in extra.items():
+        if key not in per_round and "error" in e:
+            figures.append({"impl": key[0], "dtype": key[1], "rows": key[2], "error": e["error"]})
+    fig = {(f["impl"], f["dtype"], f["rows"]): f.get("median_us") for f in figures}
+    dtypes = sorted({k[1] for k in fig}, key=lambda d: ["f32", "bf16"].index(d) if d in ("f32", "bf16") else 9)
+    rows_all = sorted({k[2] for k in fig})
+    ratios = []
+    for dt in dtypes:
+        for rows in rows_all:
+            t, fu, ea = fig.get(("torch_eager", dt, rows)), fig.get(("fmlp_fused", dt, rows)), \
+                fig.get(("fmlp_eager", dt, rows))
+            r = {"dtype": dt, "rows": rows}
+            if t and fu:
+                r["fused_speed_vs_torch_eager"] = t / fu
+            if ea and fu:
+                r["fused_speed_vs_fmlp_eager"] = ea / fu
+            tj = fig.get(("torch_jit", dt, rows))
+            if tj and fu:
+                r["fused_speed_vs_torch_jit"] = tj / fu
+            ratios.append(r)
+    rat = {(r["dtype"], r["rows"]): r for r in ratios}
+    bars = []
+
+    def bar(name, value, need):
+        bars.append({"bar": name, "value": value, "need": need,
+                     "holds": None if value is None else bool(value >= need)})
+
+    bar("fused bf16 at 1024 rows vs torch bf16 eager (speed ratio)",
+        rat.get(("bf16", 1024), {}).get("fused_speed_vs_torch_eager"), 1.0)
+    bar("fused f32 at 1024 rows vs torch f32 eager (speed ratio)",
+        rat.get(("f32", 1024), {}).get("fused_speed_vs_torch_eager"), 0.8)
+    for r in ratios:
+        bar("fused vs fmlp eager, %s rows %d" % (r["dtype"], r["rows"]), r.get("fused_speed_vs_fmlp_eager"), 1.0)
+    res = {
+        "benchmark": "GeGLU MLP forward on the CPU, fmlp vs PyTorch",
+        "shape": {"dim": DIM, "hidden": HIDDEN, "bias": False, "act": "gelu_tanh"},
+        "method": "rows x dtype x impl, interleaved fmlp/torch per rows value, %d rounds (order alternating); "
+                  "each figure is the best of the rounds' medians; time per forward in microseconds; "
+                  "GFLOP/s counts the three GEMMs (6*rows*dim*hidden)" % max(len(v) for v in per_round.values()),
+        "machine": machine,
+        "torch": torch_info,
+        "fmlp": fmlp_meta[0] if fmlp_meta else {},
+        "figures": figures,
+        "ratios": ratios,
+        "bars": bars,
+    }
+    with open(a.out_json, "w") as f:
+        json.dump(res, f, indent=1)
+        f.write("\n")
+    with open(a.out_md, "w") as f:
+        f.write(markdown(res, fig, rat, dtypes, rows_all))
+
+
+def markdown(res, fig, rat, dtypes, rows_all):
+    m, t = res["machine"], res["torch"] or {}
+    impls = [i for i in ("torch_eager", "torch_jit", "torch_eager_refblas", "fmlp_eager", "fmlp_compiled",
+                         "fmlp_fused", "fmlp_auto") if any(k[0] == i for k in fig)]
+    L = ["# GeGLU MLP on the CPU: fmlp against PyTorch", ""]
+    L.append("dim %d, hidden %d, no bias, gelu tanh; time per forward (median, best of rounds), "
+             "lower is better. Date %s." % (DIM, HIDDEN, m.get("date", "")))
+    L.append("")
+    L.append("- CPU: %s, %s cores (%s threads used by both sides), flags: %s" %
+             (m.get("cpu_model", "?"), m.get("cpus", "?"), m.get("threads", "?"), " ".join(m.get("cpu_flags", []))))
+    L.append("- PyTorch %s, %s, CPU capability %s, f32 BLAS: %s; torch.compile: %s" %
+             (t.get("torch_version", "?"), t.get("onednn", "?"), t.get("cpu_capability", "?"),
+              ", ".join(os.path.basename(b) for b in t.get("blas", [])) or "?", t.get("torch_compile", "?")))
+    L.append("- fmlp version: %s; compiler: %s" % (m.get("fmlp_version", "?"), m.get("cc", "?")))
+    if m.get("fmlp_paths"):
+        L.append("- fmlp CPU paths: %s" % m["fmlp_paths"])
+    L.append("")
+    L.append("`torch_jit` is torch.jit.script + freeze with oneDNN fusion, the nearest thing to torch.compile "
+             "in torch 1.13.")
+    L.append("")
+    for dt in dtypes:
+        L.append("## %s" % dt)
+        L.append("")
+        L.append("| rows | " + " | ".join(i + " (us)" for i in impls) +
+                 " | fused vs torch eager | fused vs fmlp eager |")
+        L.append("|" + "---:|" * (len(impls) + 3))
+        for rows in rows_all:
+            cells = ["%.1f" % fig[(i, dt, rows)] if fig.get((i, dt, rows)) else "–" for i in impls]
+            r = rat.get((dt, rows), {})
+            ft = r.get("fused_speed_vs_torch_eager")
+            fe = r.get("fused_speed_vs_fmlp_eager")
+            L.append("| %d | %s | %s | %s |" % (rows, " | ".join(cells), "%.2f×" % ft if ft else "–",
+                                                 "%.2f×" % fe if fe else "–"))
+        L.append("")
+        L.append("GFLOP/s: " + "; ".join(
+            "rows %d: %s" % (rows, ", ".join("%s %.1f" % (i, 6 * rows * DIM * HIDDEN / fig[(i, dt, rows)] / 1e3)
+                                             for i in impls if fig.get((i, dt, rows))))
+            for rows in rows_all))
+        L.append("")
+    L.append("## Bars (issue 2)")
+    L.append("")
+    for b in res["bars"]:
+        v = "n/a" if b["value"] is None else "%.2f×" % b["value"]
+        verdict = "not measured" if b["holds"] is None else ("holds" if b["holds"] else "MISSED")
+        L.append("- %s: %s (need ≥ %.1f×) — %s" % (b["bar"], v, b["need"], verdict))
+    L.append("")
+    return "\n".join(L)
 
 
 def main():
@@ -194,7 +371,17 @@ def main():
     pm.add_argument("--rep-ms", type=float, default=20.0, help="minimum length of one repeat")
     pm.add_argument("--warmup", type=float, default=0.3, help="seconds of warm-up per point")
     pm.add_argument("--json", help="write the JSON here instead of stdout")
+    pm.add_argument("--suffix", default="", help="appended to the impl names (e.g. _refblas)")
+    pg = sub.add_parser("merge")
+    pg.add_argument("--machine", required=True)
+    pg.add_argument("--fmlp", nargs="*", default=[])
+    pg.add_argument("--torch", nargs="*", default=[])
+    pg.add_argument("--out-json", required=True)
+    pg.add_argument("--out-md", required=True)
     a = ap.parse_args()
+    if a.cmd == "merge":
+        merge(a)
+        return
     res = info(a.threads) if a.cmd == "info" else measure(a)
     text = json.dumps(res, indent=1)
     if getattr(a, "json", None):
