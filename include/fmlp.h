@@ -85,6 +85,8 @@ bool fmlp_mode_parse(const char *s, fmlp_mode *out);
 bool fmlp_act_parse(const char *s, fmlp_act *out);
 bool fmlp_device_parse(const char *s, fmlp_device *out);
 size_t fmlp_dtype_size(fmlp_dtype d);
+/* Converts n host elements between dtypes, rounding to nearest even. */
+void fmlp_convert_buffer(fmlp_dtype dst_dtype, void *dst, fmlp_dtype src_dtype, const void *src, int64_t n);
 
 /* ----------------------------------------------------------------- context */
 

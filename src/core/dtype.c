@@ -58,3 +58,8 @@ void fmlp_convert(fmlp_dtype dst_dt, void *dst, fmlp_dtype src_dt, const void *s
     }
     for (int64_t i = 0; i < n; i++) fmlp_store(dst_dt, dst, i, fmlp_load(src_dt, src, i));
 }
+
+void fmlp_convert_buffer(fmlp_dtype dst_dtype, void *dst, fmlp_dtype src_dtype, const void *src, int64_t n)
+{
+    fmlp_convert(dst_dtype, dst, src_dtype, src, n);
+}

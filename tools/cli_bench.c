@@ -1,0 +1,256 @@
+/* Why: `fmlp bench` sweeps rows × dtypes × modes on one model and writes
+ * every figure (table on stdout, CSV or JSON on request, progress on
+ * stderr), the raw material of bench/results and the PyTorch comparison. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_args.h"
+#include "cli_commands.h"
+#include "cli_model.h"
+#include "cli_timing.h"
+
+#define MAX_ITEMS 16
+
+typedef struct {
+    int64_t rows;
+    fmlp_dtype dtype;
+    fmlp_mode mode;
+    cli_timing t;
+    int64_t flops, bytes;
+    int kernels;
+} bench_row;
+
+typedef struct {
+    fmlp_mlp *mlp;
+    fmlp_mode mode;
+    fmlp_tensor x, y;
+} bench_arg;
+
+static fmlp_status bench_forward(void *p)
+{
+    bench_arg *a = p;
+    return fmlp_mlp_forward(a->mlp, a->mode, &a->x, &a->y);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: fmlp bench [--rows LIST] [--dtype LIST] [--mode LIST] [model options] [--json FILE | --csv FILE]\n"
+               "Sweeps rows x dtypes x modes on one MLP (default: the tutorial's GeGLU, 768 -> 3072) and reports\n"
+               "the median time per forward, GFLOP/s and the speedup over eager.\n\n"
+               "  --rows LIST        e.g. 1,16,128,1024,8192 (default)\n"
+               "  --dtype LIST       e.g. f32,bf16 (default)\n"
+               "  --mode LIST        e.g. eager,compiled,fused (default)\n"
+               "  --budget S         seconds of timing per point (default 0.5)\n"
+               "  --iters N          fixed timed forwards per point instead of a budget\n"
+               "  --json FILE        write every figure as JSON\n"
+               "  --csv FILE         write every figure as CSV\n");
+    cli_model_usage(f, false);
+}
+
+/* Fresh uniform(-1, 1) input, drawn on the host and copied to the device. */
+static fmlp_status fill_random(fmlp_ctx *ctx, fmlp_tensor *x, uint64_t seed)
+{
+    int64_t n = x->rows * x->cols;
+    float *tmp = malloc(sizeof(float) * (size_t)n);
+    void *host = malloc((size_t)n * fmlp_dtype_size(x->dtype));
+    fmlp_status s = tmp && host ? FMLP_OK : FMLP_ERR_OUT_OF_MEMORY;
+    uint64_t st = seed * 0x9E3779B97F4A7C15ull + 7;
+    for (int64_t i = 0; s == FMLP_OK && i < n; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        float v = (float)((double)(st >> 11) / 9007199254740992.0) * 2.0f - 1.0f;
+        tmp[i] = v == 0.0f ? 0.25f : v;
+    }
+    if (s == FMLP_OK) {
+        fmlp_convert_buffer(x->dtype, host, FMLP_F32, tmp, n);
+        fmlp_tensor h = fmlp_tensor_view(host, x->dtype, x->rows, x->cols, x->cols);
+        s = fmlp_tensor_copy(ctx, x, &h);
+    }
+    free(tmp);
+    free(host);
+    return s;
+}
+
+static void write_json(FILE *f, const cli_model_opts *o, fmlp_ctx *ctx, const bench_row *r, int n)
+{
+    const fmlp_mlp_desc *d = &o->desc;
+    fprintf(f, "{\n  \"tool\": \"fmlp bench\",\n  \"fmlp_version\": \"%s\",\n", FMLP_VERSION);
+    fprintf(f, "  \"device\": \"%s\",\n  \"threads\": %d,\n", fmlp_device_name(fmlp_ctx_device(ctx)), fmlp_ctx_threads(ctx));
+    fprintf(f, "  \"cpu_path_f32\": \"%s\",\n  \"cpu_path_bf16\": \"%s\",\n", fmlp_ctx_cpu_path(ctx, FMLP_F32),
+            fmlp_ctx_cpu_path(ctx, FMLP_BF16));
+    fprintf(f, "  \"model\": {\"block\": \"%s\", \"act\": \"%s\", \"dim\": %lld, \"hidden\": %lld, \"out_dim\": %lld, \"layers\": %d, \"bias\": %s},\n",
+            d->block == FMLP_BLOCK_GATED ? "gated" : "stack", fmlp_act_name(d->act), (long long)d->dim,
+            (long long)d->hidden, (long long)(d->out_dim ? d->out_dim : d->dim), d->layers, d->bias ? "true" : "false");
+    fprintf(f, "  \"results\": [\n");
+    for (int i = 0; i < n; i++) {
+        const bench_row *b = &r[i];
+        fprintf(f,
+                "    {\"rows\": %lld, \"dtype\": \"%s\", \"mode\": \"%s\", \"kernels\": %d, \"median_us\": %.3f, \"min_us\": %.3f, \"iters\": %d, \"gflop\": %.6f, \"gflops\": %.3f, \"gbps\": %.3f}%s\n",
+                (long long)b->rows, fmlp_dtype_name(b->dtype), fmlp_mode_name(b->mode), b->kernels, b->t.median_s * 1e6,
+                b->t.min_s * 1e6, b->t.iters, (double)b->flops * 1e-9, (double)b->flops / b->t.median_s * 1e-9,
+                (double)b->bytes / b->t.median_s * 1e-9, i + 1 < n ? "," : "");
+    }
+    fprintf(f, "  ]\n}\n");
+}
+
+static void write_csv(FILE *f, const bench_row *r, int n)
+{
+    fprintf(f, "rows,dtype,mode,kernels,median_us,min_us,iters,gflops,gbps\n");
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%lld,%s,%s,%d,%.3f,%.3f,%d,%.3f,%.3f\n", (long long)r[i].rows, fmlp_dtype_name(r[i].dtype),
+                fmlp_mode_name(r[i].mode), r[i].kernels, r[i].t.median_s * 1e6, r[i].t.min_s * 1e6, r[i].t.iters,
+                (double)r[i].flops / r[i].t.median_s * 1e-9, (double)r[i].bytes / r[i].t.median_s * 1e-9);
+}
+
+static double eager_time(const bench_row *r, int n, const bench_row *me)
+{
+    for (int i = 0; i < n; i++)
+        if (r[i].rows == me->rows && r[i].dtype == me->dtype && r[i].mode == FMLP_MODE_EAGER) return r[i].t.median_s;
+    return 0;
+}
+
+int cli_bench_main(int argc, char **argv)
+{
+    const char *cmd = "bench";
+    cli_model_opts o;
+    cli_model_defaults_mlp(&o, cmd);
+    const char *rows_s = "1,16,128,1024,8192", *dtype_s = "f32,bf16", *mode_s = "eager,compiled,fused";
+    const char *json = NULL, *csv = NULL;
+    double budget = 0.5;
+    int iters = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *f = argv[i], *v = NULL;
+        if (cli_is_help(f)) {
+            usage(stdout);
+            return 0;
+        }
+        int r = cli_model_parse(&o, false, argc, argv, &i);
+        if (r == 0) {
+            const char **dst = strcmp(f, "--rows") == 0    ? &rows_s
+                               : strcmp(f, "--dtype") == 0 ? &dtype_s
+                               : strcmp(f, "--mode") == 0  ? &mode_s
+                               : strcmp(f, "--json") == 0  ? &json
+                               : strcmp(f, "--csv") == 0   ? &csv
+                                                           : NULL;
+            if (dst || strcmp(f, "--budget") == 0 || strcmp(f, "--iters") == 0) {
+                if (!(v = cli_value(argc, argv, &i, cmd))) {
+                    r = -1;
+                } else if (dst) {
+                    *dst = v;
+                    r = 1;
+                } else if (strcmp(f, "--budget") == 0) {
+                    r = cli_parse_double(cmd, f, v, 0.0, 3600.0, &budget) ? 1 : -1;
+                } else {
+                    r = cli_parse_int(cmd, f, v, 1, 100000, &iters) ? 1 : -1;
+                }
+            } else {
+                cli_error(cmd, "unknown argument \"%s\"", f);
+                r = -1;
+            }
+        }
+        if (r != 1) {
+            usage(stderr);
+            return CLI_USAGE_ERROR;
+        }
+    }
+    char b1[256], b2[256], b3[256];
+    const char *rows_l[MAX_ITEMS], *dt_l[MAX_ITEMS], *mode_l[MAX_ITEMS];
+    int nr = cli_split_list(rows_s, b1, sizeof b1, rows_l, MAX_ITEMS);
+    int nd = cli_split_list(dtype_s, b2, sizeof b2, dt_l, MAX_ITEMS);
+    int nm = cli_split_list(mode_s, b3, sizeof b3, mode_l, MAX_ITEMS);
+    int64_t rows[MAX_ITEMS];
+    fmlp_dtype dts[MAX_ITEMS];
+    fmlp_mode modes[MAX_ITEMS];
+    bool ok = nr > 0 && nd > 0 && nm > 0;
+    for (int i = 0; ok && i < nr; i++) ok = cli_parse_i64(cmd, "--rows", rows_l[i], 1, 1 << 24, &rows[i]);
+    for (int i = 0; ok && i < nd; i++) {
+        ok = fmlp_dtype_parse(dt_l[i], &dts[i]);
+        if (!ok) cli_error(cmd, "--dtype: \"%s\" is unknown; use f32, bf16 or f16", dt_l[i]);
+    }
+    for (int i = 0; ok && i < nm; i++) {
+        ok = fmlp_mode_parse(mode_l[i], &modes[i]);
+        if (!ok) cli_error(cmd, "--mode: \"%s\" is unknown; use eager, compiled, fused or auto", mode_l[i]);
+    }
+    if (!ok) {
+        if (nr < 1 || nd < 1 || nm < 1) cli_error(cmd, "--rows, --dtype and --mode take non-empty comma lists of at most %d", MAX_ITEMS);
+        usage(stderr);
+        return CLI_USAGE_ERROR;
+    }
+    bench_row *res = calloc((size_t)(nr * nd * nm), sizeof *res);
+    if (!res) return 1;
+    int n = 0, total = nr * nd * nm, status = 0;
+    fmlp_ctx *last_ctx = NULL;
+    printf("%8s %6s %-9s %8s %14s %10s %9s\n", "rows", "dtype", "mode", "kernels", "median", "GFLOP/s", "vs eager");
+    for (int di = 0; di < nd && !status; di++) {
+        fmlp_ctx *ctx;
+        fmlp_mlp *mlp;
+        if (cli_model_build(&o, dts[di], &ctx, &mlp) != FMLP_OK) {
+            status = 1;
+            break;
+        }
+        for (int ri = 0; ri < nr && !status; ri++) {
+            bench_arg a = {mlp, FMLP_MODE_EAGER, {0}, {0}};
+            fmlp_status s = fmlp_tensor_alloc(ctx, dts[di], rows[ri], o.desc.dim, &a.x);
+            if (s == FMLP_OK) s = fmlp_tensor_alloc(ctx, dts[di], rows[ri], fmlp_mlp_out_dim(mlp), &a.y);
+            if (s == FMLP_OK) s = fill_random(ctx, &a.x, o.seed + (uint64_t)ri);
+            for (int mi = 0; mi < nm && s == FMLP_OK; mi++) {
+                bench_row *b = &res[n];
+                a.mode = modes[mi];
+                fmlp_plan_info plan;
+                s = fmlp_mlp_plan(mlp, modes[mi], rows[ri], &plan);
+                if (s == FMLP_OK) s = cli_time(bench_forward, &a, 1, iters, budget, &b->t);
+                if (s != FMLP_OK) break;
+                b->rows = rows[ri];
+                b->dtype = dts[di];
+                b->mode = modes[mi];
+                b->flops = plan.flops;
+                b->bytes = plan.bytes;
+                b->kernels = plan.n_kernels;
+                n++;
+                char tb[32];
+                cli_fmt_time(b->t.median_s, tb, sizeof tb);
+                double e = eager_time(res, n, b);
+                fprintf(stderr, "[%d/%d] %s rows=%lld %s: %s\n", n, total, fmlp_dtype_name(b->dtype), (long long)b->rows,
+                        fmlp_mode_name(b->mode), tb);
+                printf("%8lld %6s %-9s %8d %14s %10.1f", (long long)b->rows, fmlp_dtype_name(b->dtype),
+                       fmlp_mode_name(b->mode), b->kernels, tb, (double)b->flops / b->t.median_s * 1e-9);
+                if (e > 0)
+                    printf(" %8.2fx\n", e / b->t.median_s);
+                else
+                    printf(" %9s\n", "-");
+                fflush(stdout);
+            }
+            if (s != FMLP_OK) {
+                fprintf(stderr, "fmlp bench: %s\n", fmlp_last_error());
+                status = 1;
+            }
+            fmlp_tensor_free(ctx, &a.x);
+            fmlp_tensor_free(ctx, &a.y);
+        }
+        fmlp_mlp_destroy(mlp);
+        if (di + 1 < nd || status) {
+            fmlp_ctx_destroy(ctx);
+        } else {
+            last_ctx = ctx;
+        }
+    }
+    const char *paths[2] = {json, csv};
+    for (int w = 0; w < 2 && !status; w++) {
+        if (!paths[w]) continue;
+        FILE *f = fopen(paths[w], "w");
+        if (!f) {
+            fprintf(stderr, "fmlp bench: cannot write %s\n", paths[w]);
+            status = 1;
+            break;
+        }
+        if (w == 0)
+            write_json(f, &o, last_ctx, res, n);
+        else
+            write_csv(f, res, n);
+        fclose(f);
+        fprintf(stderr, "wrote %s\n", paths[w]);
+    }
+    fmlp_ctx_destroy(last_ctx);
+    free(res);
+    return status;
+}

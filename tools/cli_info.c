@@ -1,0 +1,53 @@
+/* Why: `fmlp info` says what this build can run here, and with
+ * --ceilings measures (once, then cached) the peaks the profiler's verdicts
+ * compare against. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli_args.h"
+#include "cli_commands.h"
+#include "fmlp.h"
+
+int cli_info_main(int argc, char **argv)
+{
+    bool ceilings = false, remeasure = false;
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            printf("usage: fmlp info [--ceilings [--remeasure]]\n"
+                   "Prints the CPU, its features, the code paths available, threads and backends.\n"
+                   "  --ceilings   also print this machine's GEMM peak and memory bandwidth (measured once, then cached)\n"
+                   "  --remeasure  measure the ceilings again\n");
+            return 0;
+        }
+        if (strcmp(argv[i], "--ceilings") == 0) {
+            ceilings = true;
+        } else if (strcmp(argv[i], "--remeasure") == 0) {
+            ceilings = remeasure = true;
+        } else {
+            cli_error("info", "unknown argument \"%s\"", argv[i]);
+            fprintf(stderr, "usage: fmlp info [--ceilings [--remeasure]]\n");
+            return CLI_USAGE_ERROR;
+        }
+    }
+    fmlp_print_info(stdout);
+    if (!ceilings) return 0;
+    fmlp_ctx *ctx;
+    if (fmlp_ctx_create(NULL, &ctx) != FMLP_OK) {
+        fprintf(stderr, "fmlp info: %s\n", fmlp_last_error());
+        return 1;
+    }
+    fmlp_ceilings c;
+    fprintf(stderr, "measuring ceilings (a few seconds)...\n");
+    fmlp_status s = remeasure ? fmlp_ceilings_measure(ctx, &c) : fmlp_ceilings_get(ctx, true, &c);
+    fmlp_ctx_destroy(ctx);
+    if (s != FMLP_OK) {
+        fprintf(stderr, "fmlp info: %s\n", fmlp_last_error());
+        return 1;
+    }
+    printf("ceilings: CPU GEMM f32 %.1f GFLOP/s, bf16 %.1f GFLOP/s, memory %.1f GB/s\n", c.gemm_gflops_f32,
+           c.gemm_gflops_bf16, c.mem_gbps);
+    if (c.gpu_gemm_tflops_bf16 > 0)
+        printf("ceilings: GPU GEMM bf16 %.1f TFLOP/s, memory %.1f GB/s, launch %.1f us\n", c.gpu_gemm_tflops_bf16,
+               c.gpu_mem_gbps, c.gpu_launch_us);
+    return 0;
+}

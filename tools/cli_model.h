@@ -1,0 +1,45 @@
+/* Why: `fmlp mlp`, `fmlp linear` and `fmlp bench` describe a model the same
+ * way (shape, activation, dtype, weights, device, threads); one parser and
+ * one builder serve all three. */
+#ifndef FMLP_CLI_MODEL_H
+#define FMLP_CLI_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "fmlp.h"
+
+typedef struct {
+    const char *cmd;
+    int64_t batch, seq;
+    fmlp_mlp_desc desc;
+    const char *weights, *prefix;
+    int threads;
+    uint64_t seed;
+    fmlp_device device;
+    const char *cpu_path;
+    bool graph;
+} cli_model_opts;
+
+/* Defaults of `fmlp mlp`: the tutorial's GeGLU MLP, 64 × 128 tokens. */
+void cli_model_defaults_mlp(cli_model_opts *o, const char *cmd);
+/* Defaults of `fmlp linear`: nn.Linear(32, 64) on 1024 rows, f32. */
+void cli_model_defaults_linear(cli_model_opts *o, const char *cmd);
+
+/* Takes argv[*i] if it is a model flag: 1 taken, 0 not ours, -1 bad value
+ * (message printed). `linear` selects --in-dim/--out-dim naming. */
+int cli_model_parse(cli_model_opts *o, bool linear, int argc, char **argv, int *i);
+void cli_model_usage(FILE *f, bool linear);
+
+/* Creates the context and MLP in `dtype`; with --weights, shapes come from
+ * the file. Prints the error and returns non-OK on failure. */
+fmlp_status cli_model_build(const cli_model_opts *o, fmlp_dtype dtype, fmlp_ctx **ctx, fmlp_mlp **mlp);
+
+/* "64x128x768" or "1024x32" for file names. */
+void cli_model_shape_name(const cli_model_opts *o, char *buf, size_t len);
+
+/* Seconds of a monotonic clock. */
+double cli_now(void);
+
+#endif
