@@ -1,0 +1,509 @@
+/* Why: weights and test inputs arrive as safetensors files that anyone may
+ * have written, so opening one validates every header fact before a single
+ * tensor is handed out: lengths against the file size, the JSON, each entry's
+ * dtype, shape and offsets, byte sizes, overlaps and duplicate names. After
+ * fmlp_st_open() succeeds, every tensor lies inside the mapped file and has
+ * exactly the bytes its shape says. The file is mapped read-only; tensors of
+ * dtypes fmlp does not compute in (F64, I64, ...) are validated and listed
+ * but refused when accessed. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "core/json.h"
+#include "model/safetensors.h"
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "safetensors data is little-endian; this reader maps it directly"
+#endif
+
+/* Every dtype tag of the format, with its width, so sizes of tensors we do
+ * not compute in are still checked. */
+static const struct {
+    const char *tag;
+    int bits;
+    int dtype; /* fmlp_dtype, or -1 when fmlp cannot compute in it */
+} k_dtypes[] = {
+    {"F32", 32, FMLP_F32},   {"BF16", 16, FMLP_BF16},  {"F16", 16, FMLP_F16},     {"F64", 64, -1},
+    {"I64", 64, -1},         {"U64", 64, -1},          {"I32", 32, -1},           {"U32", 32, -1},
+    {"I16", 16, -1},         {"U16", 16, -1},          {"I8", 8, -1},             {"U8", 8, -1},
+    {"BOOL", 8, -1},         {"F8_E4M3", 8, -1},       {"F8_E5M2", 8, -1},        {"F8_E8M0", 8, -1},
+    {"F6_E2M3", 6, -1},      {"F6_E3M2", 6, -1},       {"F4", 4, -1},
+};
+#define N_DTYPES ((int)(sizeof k_dtypes / sizeof k_dtypes[0]))
+
+typedef struct {
+    const char *name;
+    int kind; /* index into k_dtypes */
+    int rank;
+    int64_t shape[FMLP_ST_MAX_RANK];
+    uint64_t begin, end; /* relative to the data section */
+} st_entry;
+
+struct fmlp_st_file {
+    char *path;
+    unsigned char *map;
+    size_t map_size;
+    const unsigned char *data;
+    uint64_t data_size;
+    int n;
+    st_entry *entries; /* header order */
+    int *by_name;      /* entry indices sorted by name */
+    char *names;       /* storage of every name */
+};
+
+#define FIX_CORRUPT "the file is corrupt or not safetensors; re-export it (safetensors.torch.save_file or fmlp_st_write)"
+
+const char *fmlp_st_dtype_tag(fmlp_dtype d) { return k_dtypes[d == FMLP_BF16 ? 1 : d == FMLP_F16 ? 2 : 0].tag; }
+
+/* "safetensors file 'P': tensor 'T': <problem>; <fix>", names clipped so a
+ * hostile header cannot crowd the problem out of the message. */
+static fmlp_status st_fail(fmlp_status s, const char *path, const char *tensor, const char *fix, const char *fmt, ...)
+    FMLP_PRINTF(5, 6);
+
+static fmlp_status st_fail(fmlp_status s, const char *path, const char *tensor, const char *fix, const char *fmt, ...)
+{
+    char problem[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(problem, sizeof problem, fmt, ap);
+    va_end(ap);
+    if (tensor)
+        return fmlp_fail(s, "safetensors file '%.300s': tensor '%.120s': %s%s%s", path, tensor, problem,
+                         fix ? "; " : "", fix ? fix : "");
+    return fmlp_fail(s, "safetensors file '%.300s': %s%s%s", path, problem, fix ? "; " : "", fix ? fix : "");
+}
+
+void fmlp_st_close(fmlp_st_file *f)
+{
+    if (!f) return;
+    if (f->map) munmap(f->map, f->map_size);
+    free(f->path);
+    free(f->entries);
+    free(f->by_name);
+    free(f->names);
+    free(f);
+}
+
+static int dtype_kind(const char *tag)
+{
+    for (int i = 0; i < N_DTYPES; i++)
+        if (strcmp(tag, k_dtypes[i].tag) == 0) return i;
+    return -1;
+}
+
+/* A non-negative integer literal that fits int64. */
+static bool get_count(const json_value *v, int64_t *out) { return json_int(v, out) && *out >= 0; }
+
+static fmlp_status parse_entry(fmlp_st_file *f, const json_value *m, st_entry *e)
+{
+    const char *name = m->key;
+    if (m->type != JSON_OBJECT)
+        return st_fail(FMLP_ERR_FORMAT, f->path, name, FIX_CORRUPT, "entry is a JSON %s, not an object",
+                       json_type_name(m->type));
+
+    const json_value *dt = json_get(m, "dtype"), *shape = json_get(m, "shape"), *offs = json_get(m, "data_offsets");
+    if (!dt || !shape || !offs)
+        return st_fail(FMLP_ERR_FORMAT, f->path, name, FIX_CORRUPT, "entry lacks \"%s\" (each tensor needs dtype, shape and data_offsets)",
+                       !dt ? "dtype" : !shape ? "shape" : "data_offsets");
+    if (!json_str(dt))
+        return st_fail(FMLP_ERR_FORMAT, f->path, name, FIX_CORRUPT, "dtype is a JSON %s, not a string",
+                       json_type_name(dt->type));
+    e->kind = dtype_kind(json_str(dt));
+    if (e->kind < 0)
+        return st_fail(FMLP_ERR_FORMAT, f->path, name, FIX_CORRUPT, "unknown dtype \"%.32s\"", json_str(dt));
+
+    if (shape->type != JSON_ARRAY)
+        return st_fail(FMLP_ERR_FORMAT, f->path, name, FIX_CORRUPT, "shape is a JSON %s, not an array",
+                       json_type_name(shape->type));
+    if (json_len(shape) > FMLP_ST_MAX_RANK)
+        return st_fail(FMLP_ERR_FORMAT, f->path, name, FIX_CORRUPT, "shape has %zu dimensions (at most %d are read)",
+                       json_len(shape), FMLP_ST_MAX_RANK);
+    e->rank = (int)json_len(shape);
+    /* The product of the non-zero dims must fit, so every partial product
+     * (rows of a flattened view) fits too. */
+    int64_t nonzero = 1, numel = 1;
+    for (int d = 0; d < e->rank; d++) {
+        int64_t v;
+        if (!get_count(json_at(shape, (size_t)d), &v))
+            return st_fail(FMLP_ERR_FORMAT, f->path, name, FIX_CORRUPT,
+                           "shape dimension %d is not a non-negative integer", d);
+        e->shape[d] = v;
+        if (v == 0) {
+            numel = 0;
+        } else {
+            if (nonzero > INT64_MAX / v)
+                return st_fail(FMLP_ERR_FORMAT, f->path, name, FIX_CORRUPT,
+                               "shape has more elements than fit in 64 bits");
+            nonzero *= v;
+        }
+    }
+    if (numel) numel = nonzero;
+
+    int64_t b, en;
+    if (offs->type != JSON_ARRAY || json_len(offs) != 2 || !get_count(json_at(offs, 0), &b) ||
+        !get_count(json_at(offs, 1), &en))
+        return st_fail(FMLP_ERR_FORMAT, f->path, name, FIX_CORRUPT,
+                       "data_offsets must be an array of two non-negative integers [begin, end]");
+    e->begin = (uint64_t)b;
+    e->end = (uint64_t)en;
+    if (e->end < e->begin)
+        return st_fail(FMLP_ERR_FORMAT, f->path, name, FIX_CORRUPT, "data_offsets [%lld, %lld] end before they begin",
+                       (long long)b, (long long)en);
+    if (e->end > f->data_size)
+        return st_fail(FMLP_ERR_FORMAT, f->path, name, FIX_CORRUPT,
+                       "data_offsets [%lld, %lld] run past the end of the data section (%llu bytes; truncated?)",
+                       (long long)b, (long long)en, (unsigned long long)f->data_size);
+
+    int bits = k_dtypes[e->kind].bits;
+    if ((uint64_t)numel > UINT64_MAX / (uint64_t)bits)
+        return st_fail(FMLP_ERR_FORMAT, f->path, name, FIX_CORRUPT, "%lld elements of %s need more bytes than fit in 64 bits",
+                       (long long)numel, k_dtypes[e->kind].tag);
+    if (((uint64_t)numel * (uint64_t)bits) % 8)
+        return st_fail(FMLP_ERR_FORMAT, f->path, name, FIX_CORRUPT, "%lld elements of %s do not fill whole bytes",
+                       (long long)numel, k_dtypes[e->kind].tag);
+    uint64_t need = (uint64_t)numel * (uint64_t)bits / 8;
+    if (e->end - e->begin != need)
+        return st_fail(FMLP_ERR_FORMAT, f->path, name, FIX_CORRUPT,
+                       "data_offsets span %llu bytes but %lld elements of %s need %llu",
+                       (unsigned long long)(e->end - e->begin), (long long)numel, k_dtypes[e->kind].tag,
+                       (unsigned long long)need);
+    return FMLP_OK;
+}
+
+static fmlp_status check_metadata(const fmlp_st_file *f, const json_value *m)
+{
+    if (m->type != JSON_OBJECT)
+        return st_fail(FMLP_ERR_FORMAT, f->path, NULL, FIX_CORRUPT, "__metadata__ is a JSON %s, not an object",
+                       json_type_name(m->type));
+    for (size_t i = 0; i < json_len(m); i++)
+        if (json_at(m, i)->type != JSON_STRING)
+            return st_fail(FMLP_ERR_FORMAT, f->path, NULL, FIX_CORRUPT, "__metadata__ value \"%.80s\" is not a string",
+                           json_at(m, i)->key);
+    return FMLP_OK;
+}
+
+/* Sorting goes through (entry, index) pairs so the comparators need no
+ * global state and files can be opened from several threads at once. */
+typedef struct {
+    const st_entry *e;
+    int i;
+} st_ref;
+
+static int by_offset(const void *a, const void *b)
+{
+    const st_entry *x = ((const st_ref *)a)->e, *y = ((const st_ref *)b)->e;
+    if (x->begin != y->begin) return x->begin < y->begin ? -1 : 1;
+    return x->end < y->end ? -1 : x->end > y->end;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const st_ref *)a)->e->name, ((const st_ref *)b)->e->name);
+}
+
+/* Sorts by offset to find overlaps and by name to find duplicates; keeps the
+ * name order for lookups. Empty tensors occupy no bytes and overlap nothing. */
+static fmlp_status check_layout(fmlp_st_file *f)
+{
+    if (!f->n) return FMLP_OK;
+    st_ref *refs = malloc((size_t)f->n * sizeof *refs);
+    f->by_name = malloc((size_t)f->n * sizeof(int));
+    if (!refs || !f->by_name) {
+        free(refs);
+        return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory indexing the %d tensors of '%.300s'", f->n, f->path);
+    }
+    for (int i = 0; i < f->n; i++) refs[i] = (st_ref){&f->entries[i], i};
+
+    fmlp_status st = FMLP_OK;
+    qsort(refs, (size_t)f->n, sizeof *refs, by_name);
+    for (int i = 0; i < f->n; i++) {
+        f->by_name[i] = refs[i].i;
+        if (st == FMLP_OK && i && strcmp(refs[i].e->name, refs[i - 1].e->name) == 0)
+            st = st_fail(FMLP_ERR_FORMAT, f->path, refs[i].e->name, FIX_CORRUPT, "name appears twice in the header");
+    }
+
+    qsort(refs, (size_t)f->n, sizeof *refs, by_offset);
+    const st_entry *last = NULL;
+    for (int i = 0; i < f->n && st == FMLP_OK; i++) {
+        const st_entry *e = refs[i].e;
+        if (e->begin == e->end) continue;
+        if (last && e->begin < last->end)
+            st = st_fail(FMLP_ERR_FORMAT, f->path, e->name, FIX_CORRUPT,
+                         "data_offsets [%llu, %llu] overlap those of tensor '%.120s' [%llu, %llu]",
+                         (unsigned long long)e->begin, (unsigned long long)e->end, last->name,
+                         (unsigned long long)last->begin, (unsigned long long)last->end);
+        if (!last || e->end > last->end) last = e;
+    }
+    free(refs);
+    return st;
+}
+
+/* Validates the parsed header and fills f->entries. */
+static fmlp_status load_header(fmlp_st_file *f, const json_value *root)
+{
+    if (root->type != JSON_OBJECT)
+        return st_fail(FMLP_ERR_FORMAT, f->path, NULL, FIX_CORRUPT, "header is a JSON %s, not an object",
+                       json_type_name(root->type));
+    size_t n = 0, name_bytes = 0;
+    for (size_t i = 0; i < json_len(root); i++) {
+        const json_value *m = json_at(root, i);
+        if (strlen(m->key) != m->key_len)
+            return st_fail(FMLP_ERR_FORMAT, f->path, m->key, FIX_CORRUPT, "name contains a NUL character");
+        if (strcmp(m->key, "__metadata__") == 0) continue;
+        n++;
+        name_bytes += m->key_len + 1;
+    }
+    if (n > INT32_MAX / 2)
+        return st_fail(FMLP_ERR_FORMAT, f->path, NULL, FIX_CORRUPT, "header lists %zu tensors", n);
+    f->entries = calloc(n ? n : 1, sizeof(st_entry));
+    f->names = malloc(name_bytes ? name_bytes : 1);
+    if (!f->entries || !f->names)
+        return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory reading the header of '%.300s'", f->path);
+
+    char *np = f->names;
+    bool seen_meta = false;
+    for (size_t i = 0; i < json_len(root); i++) {
+        const json_value *m = json_at(root, i);
+        fmlp_status st;
+        if (strcmp(m->key, "__metadata__") == 0) {
+            if (seen_meta)
+                return st_fail(FMLP_ERR_FORMAT, f->path, NULL, FIX_CORRUPT, "__metadata__ appears twice");
+            seen_meta = true;
+            st = check_metadata(f, m);
+        } else {
+            st_entry *e = &f->entries[f->n++];
+            memcpy(np, m->key, m->key_len + 1);
+            e->name = np;
+            np += m->key_len + 1;
+            st = parse_entry(f, m, e);
+        }
+        if (st != FMLP_OK) return st;
+    }
+    return check_layout(f);
+}
+
+/* Maps the file and checks the 8-byte length against its size. */
+static fmlp_status map_file(fmlp_st_file *f, uint64_t *header_len)
+{
+    int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return st_fail(FMLP_ERR_IO, f->path, NULL, "check the path and its permissions", "cannot open: %s",
+                       strerror(errno));
+    struct stat sb;
+    int e = fstat(fd, &sb) != 0 ? errno : 0;
+    if (e || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return st_fail(FMLP_ERR_IO, f->path, NULL, "pass the path of a .safetensors file", "%s",
+                       e ? strerror(e) : "not a regular file");
+    }
+    if (sb.st_size < 8) {
+        close(fd);
+        return st_fail(FMLP_ERR_FORMAT, f->path, NULL, FIX_CORRUPT,
+                       "the file is %lld bytes, shorter than the 8-byte header length that starts every safetensors file",
+                       (long long)sb.st_size);
+    }
+    if ((uint64_t)sb.st_size > SIZE_MAX) {
+        close(fd);
+        return st_fail(FMLP_ERR_UNSUPPORTED, f->path, NULL, NULL, "the file is too large to map on this system");
+    }
+    f->map_size = (size_t)sb.st_size;
+    void *map = mmap(NULL, f->map_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    e = errno;
+    close(fd);
+    if (map == MAP_FAILED)
+        return st_fail(FMLP_ERR_IO, f->path, NULL, "check free address space and the file system", "cannot map: %s",
+                       strerror(e));
+    f->map = map;
+
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; i--) n = n << 8 | f->map[i];
+    uint64_t room = (uint64_t)f->map_size - 8;
+    if (n > FMLP_ST_MAX_HEADER)
+        return st_fail(FMLP_ERR_FORMAT, f->path, NULL, FIX_CORRUPT,
+                       "header length %llu is larger than the 100 MB any safetensors writer produces",
+                       (unsigned long long)n);
+    if (n > room)
+        return st_fail(FMLP_ERR_FORMAT, f->path, NULL, FIX_CORRUPT,
+                       "header length %llu runs past the end of the file (%llu bytes follow the length; truncated?)",
+                       (unsigned long long)n, (unsigned long long)room);
+    *header_len = n;
+    f->data = f->map + 8 + n;
+    f->data_size = room - n;
+    return FMLP_OK;
+}
+
+fmlp_status fmlp_st_open(const char *path, fmlp_st_file **out)
+{
+    if (!out) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_st_open: out is NULL; pass the address of a handle");
+    *out = NULL;
+    if (!path || !path[0])
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_st_open: path is %s; pass a .safetensors file",
+                         path ? "empty" : "NULL");
+    fmlp_st_file *f = calloc(1, sizeof *f);
+    if (f) f->path = strdup(path);
+    if (!f || !f->path) {
+        fmlp_st_close(f);
+        return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory opening '%.300s'", path);
+    }
+
+    uint64_t header_len = 0;
+    fmlp_status st = map_file(f, &header_len);
+    if (st == FMLP_OK) {
+        json_error err;
+        json_doc *doc = json_parse((const char *)f->map + 8, (size_t)header_len, &err);
+        if (!doc && err.oom)
+            st = fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory parsing the header of '%.300s'", path);
+        else if (!doc)
+            st = st_fail(FMLP_ERR_FORMAT, path, NULL, FIX_CORRUPT, "header is not valid JSON: %s at file byte %zu",
+                         err.msg, err.offset + 8);
+        else
+            st = load_header(f, json_doc_root(doc));
+        json_free(doc);
+    }
+    if (st != FMLP_OK) {
+        fmlp_st_close(f);
+        return st;
+    }
+    *out = f;
+    return FMLP_OK;
+}
+
+int fmlp_st_count(const fmlp_st_file *f) { return f ? f->n : 0; }
+
+const char *fmlp_st_name(const fmlp_st_file *f, int i) { return f && i >= 0 && i < f->n ? f->entries[i].name : NULL; }
+
+static const st_entry *lookup(const fmlp_st_file *f, const char *name)
+{
+    int lo = 0, hi = f->n - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        const st_entry *e = &f->entries[f->by_name[mid]];
+        int c = strcmp(name, e->name);
+        if (!c) return e;
+        if (c < 0)
+            hi = mid - 1;
+        else
+            lo = mid + 1;
+    }
+    return NULL;
+}
+
+/* Finds `name`, refusing dtypes fmlp cannot compute in; rows × cols is the
+ * tensor flattened to 2-D (leading dims folded into rows). */
+static fmlp_status find_entry(const fmlp_st_file *f, const char *name, const st_entry **out, int64_t *rows,
+                              int64_t *cols)
+{
+    if (!f || !name) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_st_find/read: %s is NULL", f ? "name" : "file");
+    const st_entry *e = lookup(f, name);
+    if (!e) {
+        char list[256] = "";
+        size_t len = 0;
+        for (int i = 0; i < f->n && i < 6 && len < sizeof list; i++)
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s'%.40s'", i ? ", " : "", f->entries[i].name);
+        return st_fail(FMLP_ERR_INVALID_ARGUMENT, f->path, name, NULL, "no such tensor; the file holds %d: %s%s", f->n,
+                       f->n ? list : "none", f->n > 6 ? ", ..." : "");
+    }
+    if (k_dtypes[e->kind].dtype < 0)
+        return st_fail(FMLP_ERR_UNSUPPORTED, f->path, name,
+                       "convert it before saving, e.g. tensor.to(torch.float32)",
+                       "dtype %s is not one fmlp computes in (F32, BF16, F16)", k_dtypes[e->kind].tag);
+    int64_t r = 1, c = 1;
+    if (e->rank >= 1) c = e->shape[e->rank - 1];
+    if (e->rank == 1) {
+        r = c;
+        c = 1;
+    }
+    for (int d = 0; d + 1 < e->rank; d++) r *= e->shape[d];
+    *out = e;
+    *rows = r;
+    *cols = c;
+    return FMLP_OK;
+}
+
+fmlp_status fmlp_st_find(const fmlp_st_file *f, const char *name, fmlp_dtype *dtype, int64_t *rows, int64_t *cols,
+                         const void **data)
+{
+    const st_entry *e;
+    int64_t r, c;
+    fmlp_status st = find_entry(f, name, &e, &r, &c);
+    if (st != FMLP_OK) return st;
+    if (dtype) *dtype = (fmlp_dtype)k_dtypes[e->kind].dtype;
+    if (rows) *rows = r;
+    if (cols) *cols = c;
+    if (data) *data = f->data + e->begin;
+    return FMLP_OK;
+}
+
+void fmlp_st_format_shape(int rank, const int64_t *shape, char *buf, size_t cap)
+{
+    size_t len = (size_t)snprintf(buf, cap, "[");
+    for (int d = 0; d < rank && len < cap; d++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s%lld", d ? ", " : "", (long long)shape[d]);
+    if (len < cap) snprintf(buf + len, cap - len, "]");
+}
+
+const char *fmlp_st_path(const fmlp_st_file *f) { return f ? f->path : ""; }
+
+bool fmlp_st_has(const fmlp_st_file *f, const char *name) { return f && name && lookup(f, name); }
+
+fmlp_status fmlp_st_shape(const fmlp_st_file *f, const char *name, int *rank, int64_t shape[FMLP_ST_MAX_RANK])
+{
+    const st_entry *e = f && name ? lookup(f, name) : NULL;
+    if (!e)
+        return st_fail(FMLP_ERR_INVALID_ARGUMENT, fmlp_st_path(f), name ? name : "(null)", NULL, "no such tensor");
+    *rank = e->rank;
+    memcpy(shape, e->shape, (size_t)e->rank * sizeof(int64_t));
+    return FMLP_OK;
+}
+
+fmlp_status fmlp_st_read(const fmlp_st_file *f, const char *name, fmlp_dtype dtype, void *out, int64_t rows,
+                         int64_t cols)
+{
+    const st_entry *e;
+    int64_t r, c;
+    fmlp_status st = find_entry(f, name, &e, &r, &c);
+    if (st != FMLP_OK) return st;
+    if ((unsigned)dtype > FMLP_F16)
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_st_read: dtype %d is not an fmlp_dtype", (int)dtype);
+    if (r != rows || c != cols) {
+        char shape[160];
+        fmlp_st_format_shape(e->rank, e->shape, shape, sizeof shape);
+        return st_fail(FMLP_ERR_SHAPE, f->path, name, "pass the tensor's own rows and cols",
+                       "shape %s reads as %lld x %lld, but %lld x %lld was asked for", shape, (long long)r,
+                       (long long)c, (long long)rows, (long long)cols);
+    }
+    int64_t n = r * c;
+    if (!n) return FMLP_OK;
+    if (!out) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_st_read: out is NULL for tensor '%.120s'", name);
+
+    fmlp_dtype src_dt = (fmlp_dtype)k_dtypes[e->kind].dtype;
+    const unsigned char *src = f->data + e->begin;
+    size_t es = fmlp_dtype_size(src_dt);
+    if ((uintptr_t)src % es == 0) {
+        fmlp_convert(dtype, out, src_dt, src, n);
+        return FMLP_OK;
+    }
+    /* Offsets need not be aligned in the file; stage through an aligned
+     * buffer so conversions only ever load aligned elements. */
+    union {
+        float f[1024];
+        uint16_t h[2048];
+    } stage;
+    int64_t per = (int64_t)(sizeof stage / es), done = 0;
+    size_t os = fmlp_dtype_size(dtype);
+    while (done < n) {
+        int64_t k = n - done < per ? n - done : per;
+        memcpy(&stage, src + (size_t)done * es, (size_t)k * es);
+        fmlp_convert(dtype, (unsigned char *)out + (size_t)done * os, src_dt, &stage, k);
+        done += k;
+    }
+    return FMLP_OK;
+}
