@@ -278,7 +278,7 @@ static bool parse_string(parser *ps, const char **out, size_t *out_len)
         case 'r': *o++ = '\r'; break;
         case 't': *o++ = '\t'; break;
         case 'u': {
-            uint32_t cp, lo;
+            uint32_t cp = 0, lo = 0;
             if (!hex4(ps, p + 1, q, &cp)) return false;
             p += 4;
             if (cp >= 0xdc00 && cp <= 0xdfff) return fail_at(ps, esc, "unpaired low surrogate \\u%04x", cp);
