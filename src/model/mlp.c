@@ -214,7 +214,7 @@ static fmlp_status unknown_tensor(const fmlp_mlp *m, const char *name)
     char list[512] = "";
     size_t used = 0;
     for (int i = 0; i < fmlp_mlp_tensor_count(m) && used < sizeof list - 64; i++) {
-        const char *n;
+        const char *n = "";
         fmlp_mlp_tensor_info(m, i, &n, NULL, NULL);
         used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", n);
     }
