@@ -45,5 +45,8 @@ void fmlp_prof_record_add(struct fmlp_profiler *p, const fmlp_prof_record *r);
 
 /* Memory events with running totals (profile_memory). */
 void fmlp_prof_memory(struct fmlp_profiler *p, int device, int64_t delta_bytes, int64_t total_bytes);
+/* The same with the block's address, which the trace writes as "Addr". */
+void fmlp_prof_memory_at(struct fmlp_profiler *p, int device, const void *addr, int64_t delta_bytes,
+                         int64_t total_bytes);
 
 #endif

@@ -1,0 +1,360 @@
+/* Why: see analysis.h. One definition covers CPU and GPU runs and read
+ * traces alike: "kernel" time is the union of work on any lane; "dispatch
+ * overhead" is time spent inside ops while no kernel runs (for a GPU, the
+ * device waiting on launches); "idle" is the rest of the step's wall time. */
+#include "profiler/analysis.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/json.h"
+
+typedef struct {
+    int64_t a, b;
+} span;
+
+static int by_start(const void *x, const void *y)
+{
+    const span *p = x, *q = y;
+    return p->a < q->a ? -1 : p->a > q->a;
+}
+
+/* Length of the union of spans (sorts them). */
+static int64_t union_len(span *v, size_t n)
+{
+    qsort(v, n, sizeof *v, by_start);
+    int64_t total = 0, cur_a = 0, cur_b = 0;
+    bool open = false;
+    for (size_t i = 0; i < n; i++) {
+        if (open && v[i].a <= cur_b) {
+            if (v[i].b > cur_b) cur_b = v[i].b;
+            continue;
+        }
+        if (open) total += cur_b - cur_a;
+        cur_a = v[i].a;
+        cur_b = v[i].b;
+        open = true;
+    }
+    if (open) total += cur_b - cur_a;
+    return total;
+}
+
+const char *pe_bound_name(fmlp_bound b)
+{
+    switch (b) {
+    case FMLP_BOUND_OVERHEAD: return "overhead-bound";
+    case FMLP_BOUND_MEMORY: return "memory-bound";
+    case FMLP_BOUND_COMPUTE: return "compute-bound";
+    }
+    return "?";
+}
+
+/* Without measured ceilings, the FLOP/byte at which a CPU GEMM turns from
+ * memory- to compute-bound is assumed to be about this. */
+#define RIDGE_GUESS 10.0
+
+static void verdict(const pe_set *s, bool device, bool bf16, pe_step_stat *st)
+{
+    double busy = st->wall_us > 0 ? st->kernel_us / st->wall_us : 0;
+    if (st->kernels == 0 || busy < 0.5) {
+        st->bound = FMLP_BOUND_OVERHEAD;
+        snprintf(st->reason, sizeof st->reason,
+                 "kernels busy %.0f%% of %.1f us; %.1f us dispatch overhead (%.1f us per kernel over %d) and %.1f "
+                 "us idle",
+                 busy * 100, st->wall_us, st->overhead_us, st->kernels ? st->overhead_us / st->kernels : 0,
+                 st->kernels, st->idle_us);
+        return;
+    }
+    double kern_ns = st->kernel_us * 1e3;
+    double gflops = st->flops / kern_ns, gbps = st->bytes / kern_ns;
+    double peak = device ? s->ceil.gpu_gemm_tflops_bf16 * 1e3 : bf16 ? s->ceil.gemm_gflops_bf16 : s->ceil.gemm_gflops_f32;
+    double bw = device ? s->ceil.gpu_mem_gbps : s->ceil.mem_gbps;
+    if (s->ceil.have && peak > 0 && bw > 0) {
+        double fc = gflops / peak, fm = gbps / bw;
+        st->bound = fm > fc ? FMLP_BOUND_MEMORY : FMLP_BOUND_COMPUTE;
+        snprintf(st->reason, sizeof st->reason,
+                 "kernels busy %.0f%%; %.1f GFLOP/s = %.0f%% of the %.0f GFLOP/s %s GEMM peak, %.1f GB/s = %.0f%% of "
+                 "%.0f GB/s memory bandwidth",
+                 busy * 100, gflops, fc * 100, peak, bf16 ? "bf16" : "f32", gbps, fm * 100, bw);
+        return;
+    }
+    double ai = st->bytes > 0 ? st->flops / st->bytes : 0;
+    st->bound = ai >= RIDGE_GUESS ? FMLP_BOUND_COMPUTE : FMLP_BOUND_MEMORY;
+    snprintf(st->reason, sizeof st->reason,
+             "kernels busy %.0f%%; %.1f GFLOP/s, %.1f GB/s, %.1f FLOP/byte against an assumed ridge of %.0f "
+             "(ceilings not measured: run `fmlp info --ceilings`)",
+             busy * 100, gflops, gbps, ai, RIDGE_GUESS);
+}
+
+static int by_step_start(const void *x, const void *y)
+{
+    const pe_step_stat *p = x, *q = y;
+    return p->t0 < q->t0 ? -1 : p->t0 > q->t0;
+}
+
+static bool collect_steps(const pe_calls *cs, pe_analysis *a)
+{
+    int n = 0;
+    for (size_t i = 0; i < cs->n; i++) n += cs->c[i].kind == PE_STEP;
+    a->steps = calloc(n ? n : 1, sizeof *a->steps);
+    if (!a->steps) return false;
+    if (n) {
+        for (size_t i = 0; i < cs->n; i++) {
+            if (cs->c[i].kind != PE_STEP) continue;
+            pe_step_stat *st = &a->steps[a->n_steps++];
+            st->name = cs->c[i].name;
+            st->t0 = cs->c[i].t0;
+            st->t1 = cs->c[i].t1;
+        }
+        qsort(a->steps, a->n_steps, sizeof *a->steps, by_step_start);
+        return true;
+    }
+    pe_step_stat *st = &a->steps[a->n_steps++];
+    st->name = "(window)";
+    st->t0 = INT64_MAX;
+    st->t1 = INT64_MIN;
+    for (size_t i = 0; i < cs->n; i++) {
+        if (cs->c[i].t0 < st->t0) st->t0 = cs->c[i].t0;
+        if (cs->c[i].t1 > st->t1) st->t1 = cs->c[i].t1;
+    }
+    return true;
+}
+
+static bool in_step(const pe_call *c, const pe_step_stat *st)
+{
+    return c->t0 >= st->t0 && c->t0 < st->t1;
+}
+
+static int64_t clip_len(span *v, size_t n, const pe_step_stat *st)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].a < st->t0) v[i].a = st->t0;
+        if (v[i].b > st->t1) v[i].b = st->t1;
+        if (v[i].b < v[i].a) v[i].b = v[i].a;
+    }
+    return union_len(v, n);
+}
+
+static void step_numbers(const pe_calls *cs, const int *cc, pe_step_stat *st, span *work, span *all)
+{
+    size_t nw = 0, na = 0;
+    for (size_t i = 0; i < cs->n; i++) {
+        const pe_call *c = &cs->c[i];
+        if (!in_step(c, st)) continue;
+        if (pe_call_is_work(cs, i, cc)) {
+            work[nw++] = (span){c->t0, c->t1};
+            all[na++] = (span){c->t0, c->t1};
+            st->flops += (double)c->flops;
+            st->bytes += (double)c->bytes;
+            /* A call is one launch: a CPU region's lanes are one call. */
+            st->kernels++;
+        } else if (c->kind == PE_CPU_OP || c->kind == PE_RUNTIME) {
+            all[na++] = (span){c->t0, c->t1};
+        }
+    }
+    st->wall_us = (double)(st->t1 - st->t0) / 1e3;
+    st->kernel_us = (double)clip_len(work, nw, st) / 1e3;
+    double busy_us = (double)clip_len(all, na, st) / 1e3;
+    st->overhead_us = busy_us - st->kernel_us;
+    st->idle_us = st->wall_us - busy_us;
+}
+
+static int by_total_time(const void *x, const void *y)
+{
+    const pe_kernel_stat *p = x, *q = y;
+    double a = p->dur_us * p->calls, b = q->dur_us * q->calls;
+    return a > b ? -1 : a < b;
+}
+
+static bool kernel_stats(const pe_calls *cs, const int *cc, pe_analysis *a)
+{
+    a->kernels = calloc(cs->n + 1, sizeof *a->kernels);
+    if (!a->kernels) return false;
+    for (size_t i = 0; i < cs->n; i++) {
+        if (!pe_call_is_work(cs, i, cc)) continue;
+        const pe_call *c = &cs->c[i];
+        int j = 0;
+        while (j < a->n_kernels && strcmp(a->kernels[j].name, c->name) != 0) j++;
+        pe_kernel_stat *k = &a->kernels[j];
+        if (j == a->n_kernels) {
+            a->n_kernels++;
+            k->name = c->name;
+            k->device = c->device;
+        }
+        k->calls++;
+        k->dur_us += (double)(c->t1 - c->t0) / 1e3;
+        if (c->launcher >= 0) k->dispatch_us += (double)(c->t0 - cs->c[c->launcher].t0) / 1e3;
+        k->flops += (double)c->flops;
+        k->bytes += (double)c->bytes;
+        a->device |= c->device;
+    }
+    for (int j = 0; j < a->n_kernels; j++) {
+        a->kernels[j].dur_us /= a->kernels[j].calls;
+        a->kernels[j].dispatch_us /= a->kernels[j].calls;
+    }
+    qsort(a->kernels, a->n_kernels, sizeof *a->kernels, by_total_time);
+    return true;
+}
+
+static bool any_bf16(const pe_analysis *a)
+{
+    for (int j = 0; j < a->n_kernels; j++)
+        if (strstr(a->kernels[j].name, "bf16") || strstr(a->kernels[j].name, "f16")) return true;
+    return false;
+}
+
+bool pe_analyze(const pe_set *s, const pe_calls *cs, pe_analysis *a)
+{
+    memset(a, 0, sizeof *a);
+    if (cs->n == 0) return false;
+    int *cc = pe_calls_child_counts(cs);
+    span *work = malloc(cs->n * sizeof *work), *all = malloc(cs->n * sizeof *all);
+    bool ok = cc && work && all && collect_steps(cs, a) && kernel_stats(cs, cc, a);
+    if (ok) {
+        a->ops_as_kernels = !cs->has_kernels;
+        bool bf16 = any_bf16(a);
+        pe_step_stat tot = {.name = "all"};
+        for (int i = 0; i < a->n_steps; i++) {
+            pe_step_stat *st = &a->steps[i];
+            step_numbers(cs, cc, st, work, all);
+            verdict(s, a->device, bf16, st);
+            tot.wall_us += st->wall_us;
+            tot.kernel_us += st->kernel_us;
+            tot.overhead_us += st->overhead_us;
+            tot.idle_us += st->idle_us;
+            tot.kernels += st->kernels;
+            tot.flops += st->flops;
+            tot.bytes += st->bytes;
+        }
+        int n = a->n_steps;
+        tot.wall_us /= n, tot.kernel_us /= n, tot.overhead_us /= n, tot.idle_us /= n;
+        tot.flops /= n, tot.bytes /= n;
+        tot.kernels = (tot.kernels + n / 2) / n;
+        verdict(s, a->device, bf16, &tot);
+        fmlp_profile_summary *sum = &a->sum;
+        sum->steps = n;
+        sum->wall_us = tot.wall_us;
+        sum->kernel_us = tot.kernel_us;
+        sum->overhead_us = tot.overhead_us;
+        sum->idle_us = tot.idle_us;
+        sum->kernels_per_step = tot.kernels;
+        sum->bound = tot.bound;
+        snprintf(sum->reason, sizeof sum->reason, "%s", tot.reason);
+    }
+    free(cc);
+    free(work);
+    free(all);
+    if (!ok) pe_analysis_free(a);
+    return ok;
+}
+
+void pe_analysis_free(pe_analysis *a)
+{
+    free(a->steps);
+    free(a->kernels);
+    memset(a, 0, sizeof *a);
+}
+
+static double pct(double part, double whole)
+{
+    return whole > 0 ? part * 100.0 / whole : 0;
+}
+
+void pe_analysis_print(const pe_analysis *a, const pe_set *s, FILE *f)
+{
+    const char *unit = a->ops_as_kernels ? "compute ops (CPU-only trace: leaf ops stand in for kernels)" : "kernels";
+    fprintf(f, "Where the time went, per step (%s):\n", unit);
+    fprintf(f, "%16s  %12s  %19s  %19s  %19s  %7s  %s\n", "Step", "Wall", "Kernels", "Dispatch overhead", "Idle",
+            "Kernels", "Verdict");
+    for (int i = 0; i < a->n_steps; i++) {
+        const pe_step_stat *st = &a->steps[i];
+        fprintf(f, "%16s  %10.1fus  %10.1fus %6.1f%%  %10.1fus %6.1f%%  %10.1fus %6.1f%%  %7d  %s\n", st->name,
+                st->wall_us, st->kernel_us, pct(st->kernel_us, st->wall_us), st->overhead_us,
+                pct(st->overhead_us, st->wall_us), st->idle_us, pct(st->idle_us, st->wall_us), st->kernels,
+                pe_bound_name(st->bound));
+    }
+    fprintf(f, "\nPer kernel (averaged over launches):\n");
+    fprintf(f, "%48s  %7s  %12s  %12s  %10s  %10s  %10s\n", "Name", "Calls", "Duration", "Dispatch", "Disp/Dur",
+            "GFLOP/s", "GB/s");
+    for (int j = 0; j < a->n_kernels; j++) {
+        const pe_kernel_stat *k = &a->kernels[j];
+        double t_ns = k->dur_us * k->calls * 1e3;
+        char gf[32] = "--", gb[32] = "--";
+        if (k->flops > 0 && t_ns > 0) snprintf(gf, sizeof gf, "%.1f", k->flops / t_ns);
+        if (k->bytes > 0 && t_ns > 0) snprintf(gb, sizeof gb, "%.1f", k->bytes / t_ns);
+        fprintf(f, "%48.48s  %7d  %10.3fus  %10.3fus  %10.2f  %10s  %10s\n", k->name, k->calls, k->dur_us,
+                k->dispatch_us, k->dur_us > 0 ? k->dispatch_us / k->dur_us : 0, gf, gb);
+    }
+    if (s->ceil.have)
+        fprintf(f, "\nCeilings (measured): GEMM %.0f GFLOP/s f32, %.0f GFLOP/s bf16; memory %.1f GB/s\n",
+                s->ceil.gemm_gflops_f32, s->ceil.gemm_gflops_bf16, s->ceil.mem_gbps);
+    else
+        fprintf(f, "\nCeilings: not measured (run `fmlp info --ceilings` once to compare against this machine)\n");
+    fprintf(f, "Verdict: %s, %d %s per step, %.1f us per step: %s\n", pe_bound_name(a->sum.bound),
+            a->sum.kernels_per_step, a->ops_as_kernels ? "compute ops" : "kernels", a->sum.wall_us, a->sum.reason);
+}
+
+static void kv_num(FILE *f, const char *key, double v, bool comma)
+{
+    json_write_string(f, key);
+    fputc(':', f);
+    json_write_number(f, v);
+    if (comma) fputc(',', f);
+}
+
+void pe_analysis_json(const pe_analysis *a, const pe_set *s, FILE *f)
+{
+    fputs("{\"steps\":[", f);
+    for (int i = 0; i < a->n_steps; i++) {
+        const pe_step_stat *st = &a->steps[i];
+        fputs(i ? ",{\"name\":" : "{\"name\":", f);
+        json_write_string(f, st->name);
+        fputc(',', f);
+        kv_num(f, "wall_us", st->wall_us, true);
+        kv_num(f, "kernel_us", st->kernel_us, true);
+        kv_num(f, "overhead_us", st->overhead_us, true);
+        kv_num(f, "idle_us", st->idle_us, true);
+        kv_num(f, "kernels", st->kernels, true);
+        kv_num(f, "flops", st->flops, true);
+        kv_num(f, "bytes", st->bytes, true);
+        fputs("\"verdict\":", f);
+        json_write_string(f, pe_bound_name(st->bound));
+        fputs(",\"reason\":", f);
+        json_write_string(f, st->reason);
+        fputc('}', f);
+    }
+    fputs("],\"kernels\":[", f);
+    for (int j = 0; j < a->n_kernels; j++) {
+        const pe_kernel_stat *k = &a->kernels[j];
+        fputs(j ? ",{\"name\":" : "{\"name\":", f);
+        json_write_string(f, k->name);
+        fputc(',', f);
+        kv_num(f, "calls", k->calls, true);
+        kv_num(f, "avg_us", k->dur_us, true);
+        kv_num(f, "avg_dispatch_us", k->dispatch_us, true);
+        kv_num(f, "flops", k->flops, true);
+        kv_num(f, "bytes", k->bytes, false);
+        fputc('}', f);
+    }
+    fputs("],\"ceilings\":", f);
+    if (s->ceil.have) {
+        fputc('{', f);
+        kv_num(f, "gemm_gflops_f32", s->ceil.gemm_gflops_f32, true);
+        kv_num(f, "gemm_gflops_bf16", s->ceil.gemm_gflops_bf16, true);
+        kv_num(f, "mem_gbps", s->ceil.mem_gbps, false);
+        fputc('}', f);
+    } else {
+        fputs("null", f);
+    }
+    fputc(',', f);
+    kv_num(f, "kernels_per_step", a->sum.kernels_per_step, true);
+    kv_num(f, "wall_us", a->sum.wall_us, true);
+    kv_num(f, "kernel_us", a->sum.kernel_us, true);
+    kv_num(f, "overhead_us", a->sum.overhead_us, true);
+    kv_num(f, "idle_us", a->sum.idle_us, true);
+    fputs("\"verdict\":", f);
+    json_write_string(f, pe_bound_name(a->sum.bound));
+    fputs(",\"reason\":", f);
+    json_write_string(f, a->sum.reason);
+    fputc('}', f);
+}

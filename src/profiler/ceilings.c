@@ -1,0 +1,217 @@
+/* Why: a verdict like "memory-bound" means something only against what this
+ * machine can do. This measures the CPU's GEMM rate (a 1-layer Linear stack
+ * through the public API, f32 and bf16) and memory bandwidth (a large
+ * memcpy), plus the GPU's on a CUDA context, once, and caches the numbers
+ * as JSON (FMLP_CEILINGS_FILE, or ~/.cache/fmlp/ceilings.json). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/json.h"
+#include "fmlp.h"
+
+enum { GEMM_DIM = 2048, GEMM_ROWS = 1024, GPU_DIM = 8192, GPU_ROWS = 8192 };
+#define MEMCPY_BYTES ((size_t)256 << 20)
+#define MIN_SECONDS 0.3
+
+static void cache_path(char *buf, size_t n)
+{
+    const char *env = getenv("FMLP_CEILINGS_FILE");
+    const char *home = getenv("HOME");
+    if (env && *env)
+        snprintf(buf, n, "%s", env);
+    else
+        snprintf(buf, n, "%s/.cache/fmlp/ceilings.json", home && *home ? home : ".");
+}
+
+static void mkdirs_for(const char *path)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    for (char *c = dir + 1; *c; c++) {
+        if (*c != '/') continue;
+        *c = 0;
+        mkdir(dir, 0755);
+        *c = '/';
+    }
+}
+
+/* Best time of repeated forwards, each call `reps` forwards long. */
+static fmlp_status best_forward_s(fmlp_ctx *ctx, fmlp_mlp *m, fmlp_tensor *x, fmlp_tensor *y, double *best)
+{
+    *best = 1e30;
+    double spent = 0;
+    for (int i = 0; i < 50 && (i < 3 || spent < MIN_SECONDS); i++) {
+        int64_t t0 = fmlp_now_ns();
+        fmlp_status s = fmlp_mlp_forward(m, FMLP_MODE_EAGER, x, y);
+        if (s == FMLP_OK) s = fmlp_ctx_synchronize(ctx);
+        if (s != FMLP_OK) return s;
+        double t = (double)(fmlp_now_ns() - t0) * 1e-9;
+        spent += t;
+        if (i > 0 && t < *best) *best = t; /* the first call packs weights */
+    }
+    return FMLP_OK;
+}
+
+/* GFLOP/s of one rows × dim × dim Linear on `ctx`. */
+static fmlp_status gemm_rate(fmlp_ctx *ctx, fmlp_dtype dt, int64_t dim, int64_t rows, double *gflops)
+{
+    fmlp_mlp_desc d;
+    memset(&d, 0, sizeof d);
+    d.block = FMLP_BLOCK_STACK;
+    d.dim = d.hidden = d.out_dim = dim;
+    d.layers = 1;
+    d.dtype = dt;
+    fmlp_mlp *m = NULL;
+    fmlp_tensor x = {0}, y = {0};
+    fmlp_status s = fmlp_mlp_create(ctx, &d, 1, &m);
+    if (s == FMLP_OK) s = fmlp_tensor_alloc(ctx, dt, rows, dim, &x);
+    if (s == FMLP_OK) s = fmlp_tensor_alloc(ctx, dt, rows, dim, &y);
+    if (s == FMLP_OK && fmlp_ctx_device(ctx) == FMLP_DEVICE_CPU) memset(x.data, 0x3c, (size_t)(rows * dim) * fmlp_dtype_size(dt));
+    double t = 0;
+    if (s == FMLP_OK) s = best_forward_s(ctx, m, &x, &y, &t);
+    if (s == FMLP_OK) *gflops = 2.0 * (double)rows * (double)dim * (double)dim / t * 1e-9;
+    fmlp_tensor_free(ctx, &x);
+    fmlp_tensor_free(ctx, &y);
+    fmlp_mlp_destroy(m);
+    return s;
+}
+
+/* Read + write bytes per second of a large memcpy, in GB/s. */
+static fmlp_status memcpy_rate(double *gbps)
+{
+    char *a = malloc(MEMCPY_BYTES), *b = malloc(MEMCPY_BYTES);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "measuring memory bandwidth needs 512 MiB of host memory");
+    }
+    memset(a, 1, MEMCPY_BYTES);
+    memset(b, 2, MEMCPY_BYTES);
+    double best = 1e30;
+    for (int i = 0; i < 6; i++) {
+        int64_t t0 = fmlp_now_ns();
+        memcpy(i & 1 ? a : b, i & 1 ? b : a, MEMCPY_BYTES);
+        double t = (double)(fmlp_now_ns() - t0) * 1e-9;
+        if (t < best) best = t;
+    }
+    *gbps = 2.0 * (double)MEMCPY_BYTES / best * 1e-9;
+    free(a);
+    free(b);
+    return FMLP_OK;
+}
+
+static fmlp_status gpu_rates(fmlp_ctx *ctx, fmlp_ceilings *c)
+{
+    double gflops = 0;
+    fmlp_status s = gemm_rate(ctx, FMLP_BF16, GPU_DIM, GPU_ROWS, &gflops);
+    if (s != FMLP_OK) return s;
+    c->gpu_gemm_tflops_bf16 = gflops * 1e-3;
+    fmlp_tensor a = {0}, b = {0};
+    int64_t rows = 16384, cols = 16384; /* 512 MiB of f16 */
+    s = fmlp_tensor_alloc(ctx, FMLP_F16, rows, cols, &a);
+    if (s == FMLP_OK) s = fmlp_tensor_alloc(ctx, FMLP_F16, rows, cols, &b);
+    double best = 1e30;
+    for (int i = 0; i < 6 && s == FMLP_OK; i++) {
+        int64_t t0 = fmlp_now_ns();
+        s = fmlp_tensor_copy(ctx, &b, &a);
+        if (s == FMLP_OK) s = fmlp_ctx_synchronize(ctx);
+        double t = (double)(fmlp_now_ns() - t0) * 1e-9;
+        if (i > 0 && t < best) best = t;
+    }
+    if (s == FMLP_OK) c->gpu_mem_gbps = 2.0 * (double)(rows * cols * 2) / best * 1e-9;
+    fmlp_tensor_free(ctx, &a);
+    fmlp_tensor_free(ctx, &b);
+    if (s != FMLP_OK) return s;
+    /* Launch cost: a 1-row, 16-wide Linear is nothing but its launch. */
+    double lin_gflops;
+    s = gemm_rate(ctx, FMLP_BF16, 16, 1, &lin_gflops);
+    if (s == FMLP_OK) c->gpu_launch_us = 2.0 * 16 * 16 / (lin_gflops * 1e9) * 1e6;
+    return s;
+}
+
+static fmlp_status save(const char *path, const fmlp_ceilings *c, int threads)
+{
+    mkdirs_for(path);
+    FILE *f = fopen(path, "w");
+    if (!f) return fmlp_fail(FMLP_ERR_IO, "cannot write the ceilings cache \"%s\" (%s); set FMLP_CEILINGS_FILE to a writable path", path, strerror(errno));
+    fprintf(f, "{\"version\":1,\"threads\":%d,\"cpu\":{\"gemm_gflops_f32\":", threads);
+    json_write_number(f, c->gemm_gflops_f32);
+    fputs(",\"gemm_gflops_bf16\":", f);
+    json_write_number(f, c->gemm_gflops_bf16);
+    fputs(",\"mem_gbps\":", f);
+    json_write_number(f, c->mem_gbps);
+    fputs("},\"gpu\":{\"gemm_tflops_bf16\":", f);
+    json_write_number(f, c->gpu_gemm_tflops_bf16);
+    fputs(",\"mem_gbps\":", f);
+    json_write_number(f, c->gpu_mem_gbps);
+    fputs(",\"launch_us\":", f);
+    json_write_number(f, c->gpu_launch_us);
+    fputs("}}\n", f);
+    bool ok = !ferror(f);
+    ok &= fclose(f) == 0;
+    return ok ? FMLP_OK : fmlp_fail(FMLP_ERR_IO, "writing the ceilings cache \"%s\" failed", path);
+}
+
+/* true when the cache exists, parses and was measured with `threads`. */
+static bool load(const char *path, int threads, fmlp_ceilings *c)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    json_doc *d = json_parse(buf, n, NULL);
+    if (!d) return false;
+    const json_value *r = json_doc_root(d), *cpu = json_get(r, "cpu"), *gpu = json_get(r, "gpu");
+    bool ok = json_get_int(r, "version", 0) == 1 && json_get_int(r, "threads", -1) == threads && cpu;
+    if (ok) {
+        c->gemm_gflops_f32 = json_get_num(cpu, "gemm_gflops_f32", 0);
+        c->gemm_gflops_bf16 = json_get_num(cpu, "gemm_gflops_bf16", 0);
+        c->mem_gbps = json_get_num(cpu, "mem_gbps", 0);
+        c->gpu_gemm_tflops_bf16 = json_get_num(gpu, "gemm_tflops_bf16", 0);
+        c->gpu_mem_gbps = json_get_num(gpu, "mem_gbps", 0);
+        c->gpu_launch_us = json_get_num(gpu, "launch_us", 0);
+        c->measured = c->gemm_gflops_f32 > 0 && c->mem_gbps > 0;
+        ok = c->measured;
+    }
+    json_free(d);
+    return ok;
+}
+
+fmlp_status fmlp_ceilings_measure(fmlp_ctx *ctx, fmlp_ceilings *out)
+{
+    if (!ctx || !out) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_ceilings_measure: ctx and out must not be NULL");
+    memset(out, 0, sizeof *out);
+    fmlp_ctx *cpu = ctx;
+    fmlp_status s = FMLP_OK;
+    if (fmlp_ctx_device(ctx) != FMLP_DEVICE_CPU) {
+        fmlp_ctx_options o = fmlp_ctx_options_default();
+        s = fmlp_ctx_create(&o, &cpu);
+    }
+    if (s == FMLP_OK) s = gemm_rate(cpu, FMLP_F32, GEMM_DIM, GEMM_ROWS, &out->gemm_gflops_f32);
+    if (s == FMLP_OK) s = gemm_rate(cpu, FMLP_BF16, GEMM_DIM, GEMM_ROWS, &out->gemm_gflops_bf16);
+    if (s == FMLP_OK) s = memcpy_rate(&out->mem_gbps);
+    if (s == FMLP_OK && cpu != ctx) s = gpu_rates(ctx, out);
+    if (cpu != ctx) fmlp_ctx_destroy(cpu);
+    if (s != FMLP_OK) return s;
+    out->measured = true;
+    char path[4096];
+    cache_path(path, sizeof path);
+    return save(path, out, fmlp_ctx_threads(ctx));
+}
+
+fmlp_status fmlp_ceilings_get(fmlp_ctx *ctx, bool measure_if_missing, fmlp_ceilings *out)
+{
+    if (!ctx || !out) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_ceilings_get: ctx and out must not be NULL");
+    memset(out, 0, sizeof *out);
+    char path[4096];
+    cache_path(path, sizeof path);
+    if (load(path, fmlp_ctx_threads(ctx), out)) return FMLP_OK;
+    memset(out, 0, sizeof *out);
+    if (!measure_if_missing) return FMLP_OK;
+    return fmlp_ceilings_measure(ctx, out);
+}

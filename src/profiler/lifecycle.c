@@ -1,0 +1,208 @@
+/* Why: start, step and stop drive torch's schedule state machine: they
+ * decide when ctx->prof is set (so forwards record), when a window's events
+ * are dropped (warmup) or handed over as the completed trace, and when
+ * on_trace_ready fires. ProfilerStep#N spans are opened and closed here. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/internal.h"
+#include "profiler/prof.h"
+
+fmlp_profiler_options fmlp_profiler_options_default(void)
+{
+    fmlp_profiler_options o;
+    memset(&o, 0, sizeof o);
+    return o;
+}
+
+fmlp_status fmlp_profiler_create(fmlp_ctx *ctx, const fmlp_profiler_options *opt, fmlp_profiler **out)
+{
+    if (!out) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_profiler_create: out is NULL; pass the address of an fmlp_profiler *");
+    *out = NULL;
+    if (!ctx) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_profiler_create: ctx is NULL; create a context first (fmlp_ctx_create)");
+    fmlp_profiler_options o = opt ? *opt : fmlp_profiler_options_default();
+    fmlp_status s = prof_schedule_check(&o);
+    if (s != FMLP_OK) return s;
+    fmlp_profiler *p = calloc(1, sizeof *p);
+    if (!p) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory creating a profiler");
+    p->ctx = ctx;
+    p->opt = o;
+    pthread_mutex_init(&p->lock, NULL);
+    pe_set_init(&p->cur);
+    pe_set_init(&p->done);
+    atomic_init(&p->next_id, 1);
+    atomic_init(&p->next_corr, 1);
+    *out = p;
+    return FMLP_OK;
+}
+
+void fmlp_profiler_destroy(fmlp_profiler *p)
+{
+    if (!p) return;
+    if (p->ctx->prof == p) p->ctx->prof = NULL;
+    pe_set_free(&p->cur);
+    pe_set_free(&p->done);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+}
+
+static bool recording(prof_action a)
+{
+    return a == PA_RECORD || a == PA_RECORD_AND_SAVE;
+}
+
+/* Unix-epoch ns minus monotonic ns: Kineto's baseTimeNanoseconds. */
+static int64_t epoch_offset_ns(void)
+{
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    int64_t mono = fmlp_now_ns();
+    return (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec - mono;
+}
+
+/* Called with the lock held: starts an empty window (drops warmup events). */
+static void window_clear(fmlp_profiler *p)
+{
+    pe_set_free(&p->cur);
+    p->cur.pid = getpid();
+    p->cur.main_tid = fmlp_thread_id();
+    p->cur.origin = pe_intern(&p->cur, "fmlp");
+    p->step_open = false;
+    p->gen++;
+}
+
+/* Called with the lock held: the window becomes `done`. Spans still open
+ * (a forward racing the window's end) are dropped, not truncated. */
+static void window_finish(fmlp_profiler *p)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < p->cur.n; i++)
+        if (p->cur.ev[i].t1 >= 0) p->cur.ev[w++] = p->cur.ev[i];
+    p->cur.n = w;
+    p->cur.base_ns = epoch_offset_ns();
+    pe_set_free(&p->done);
+    p->done = p->cur;
+    p->have_done = true;
+    pe_set_init(&p->cur);
+    p->step_open = false;
+    p->gen++;
+}
+
+static void step_open(fmlp_profiler *p)
+{
+    if (!prof_has_schedule(&p->opt) || p->action == PA_NONE) return;
+    char name[48];
+    snprintf(name, sizeof name, "ProfilerStep#%d", p->step_num);
+    pe_event *e = pe_add(&p->cur, PE_STEP, name);
+    if (!e) return;
+    e->t0 = fmlp_now_ns();
+    e->t1 = -1;
+    e->pid = p->cur.pid;
+    e->tid = fmlp_thread_id();
+    e->ext_id = atomic_fetch_add(&p->next_id, 1);
+    p->step_open = true;
+    p->step_idx = p->cur.n - 1;
+}
+
+static void step_close(fmlp_profiler *p)
+{
+    if (p->step_open && p->step_idx < p->cur.n) p->cur.ev[p->step_idx].t1 = fmlp_now_ns();
+    p->step_open = false;
+}
+
+static void fetch_ceilings(fmlp_profiler *p)
+{
+    fmlp_ceilings c;
+    if (fmlp_ceilings_get(p->ctx, false, &c) != FMLP_OK || !c.measured) {
+        fmlp_clear_error();
+        return;
+    }
+    pe_ceilings *pc = &p->done.ceil;
+    pc->have = true;
+    pc->gemm_gflops_f32 = c.gemm_gflops_f32;
+    pc->gemm_gflops_bf16 = c.gemm_gflops_bf16;
+    pc->mem_gbps = c.mem_gbps;
+    pc->gpu_gemm_tflops_bf16 = c.gpu_gemm_tflops_bf16;
+    pc->gpu_mem_gbps = c.gpu_mem_gbps;
+    pc->gpu_launch_us = c.gpu_launch_us;
+}
+
+/* Moves from p->action to `next` (PA_NONE with `exiting` for stop) the way
+ * torch's action map does; returns whether a trace became ready. */
+static bool transition(fmlp_profiler *p, prof_action next, bool exiting)
+{
+    prof_action prev = p->action;
+    bool ready = false;
+    if (prev == PA_RECORD_AND_SAVE || (prev == PA_RECORD && exiting)) {
+        window_finish(p);
+        ready = true;
+    }
+    /* A fresh window starts whenever recording (or warmup) begins anew;
+     * leaving warmup without recording discards what it gathered. */
+    bool fresh;
+    if (exiting)
+        fresh = prev == PA_WARMUP;
+    else
+        fresh = (prev == PA_NONE && next != PA_NONE) || (prev == PA_WARMUP && next != PA_WARMUP) ||
+                (prev == PA_RECORD_AND_SAVE && next != PA_NONE) || (prev == PA_RECORD && !recording(next));
+    if (fresh) window_clear(p);
+    p->action = exiting ? PA_NONE : next;
+    p->ctx->prof = p->action != PA_NONE ? p : NULL;
+    return ready;
+}
+
+fmlp_status fmlp_profiler_start(fmlp_profiler *p)
+{
+    if (!p) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_profiler_start: profiler is NULL");
+    if (p->started) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_profiler_start: already started; call fmlp_profiler_stop first");
+    if (p->ctx->prof && p->ctx->prof != p)
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT,
+                         "fmlp_profiler_start: another profiler is recording on this context; stop it first");
+    pthread_mutex_lock(&p->lock);
+    p->started = true;
+    p->step_num = 0;
+    p->action = PA_NONE;
+    transition(p, prof_schedule_action(&p->opt, 0), false);
+    step_open(p);
+    pthread_mutex_unlock(&p->lock);
+    return FMLP_OK;
+}
+
+static void trace_ready(fmlp_profiler *p)
+{
+    fetch_ceilings(p);
+    if (p->opt.on_trace_ready) p->opt.on_trace_ready(p, p->opt.user);
+}
+
+fmlp_status fmlp_profiler_step(fmlp_profiler *p)
+{
+    if (!p) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_profiler_step: profiler is NULL");
+    if (!p->started) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_profiler_step: profiler not started; call fmlp_profiler_start first");
+    pthread_mutex_lock(&p->lock);
+    step_close(p);
+    p->step_num++;
+    bool ready = transition(p, prof_schedule_action(&p->opt, p->step_num), false);
+    step_open(p);
+    pthread_mutex_unlock(&p->lock);
+    if (ready) trace_ready(p);
+    return FMLP_OK;
+}
+
+fmlp_status fmlp_profiler_stop(fmlp_profiler *p)
+{
+    if (!p) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_profiler_stop: profiler is NULL");
+    if (!p->started) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_profiler_stop: profiler not started; call fmlp_profiler_start first");
+    pthread_mutex_lock(&p->lock);
+    step_close(p);
+    bool ready = transition(p, PA_NONE, true);
+    if (!ready) window_clear(p);
+    p->started = false;
+    pthread_mutex_unlock(&p->lock);
+    if (ready) trace_ready(p);
+    return FMLP_OK;
+}

@@ -1,0 +1,187 @@
+/* Why: the hot path. The executor and backends call these hooks from any
+ * thread while a profiler records; each call takes the profiler's lock only
+ * long enough to append one event, and the open-span stack (which op a
+ * kernel belongs to, which span an end closes) is per thread, so concurrent
+ * forwards never see each other's nesting. */
+#include <stdlib.h>
+
+#include "core/clock.h"
+#include "core/internal.h"
+#include "profiler/hook.h"
+#include "profiler/prof.h"
+
+#define MAX_OPEN 64
+
+typedef struct {
+    struct fmlp_profiler *p; /* NULL: a range pushed while nothing recorded */
+    uint64_t gen;
+    int64_t id;
+    size_t idx;
+    bool range;
+} open_span;
+
+static _Thread_local open_span tl_open[MAX_OPEN];
+static _Thread_local int tl_depth;
+/* Pushes beyond MAX_OPEN are counted, not stored, so pops stay balanced. */
+static _Thread_local int tl_overflow;
+
+static void push_open(open_span s)
+{
+    if (tl_depth < MAX_OPEN)
+        tl_open[tl_depth++] = s;
+    else
+        tl_overflow++;
+}
+
+static int64_t open_span_begin(struct fmlp_profiler *p, pe_kind kind, const char *name, const char *shapes,
+                               int64_t flops, int64_t bytes, bool range)
+{
+    int64_t t0 = fmlp_now_ns();
+    int64_t id = atomic_fetch_add(&p->next_id, 1);
+    open_span s = {p, 0, id, 0, range};
+    pthread_mutex_lock(&p->lock);
+    pe_event *e = pe_add(&p->cur, kind, name);
+    if (e) {
+        e->t0 = t0;
+        e->t1 = -1;
+        e->pid = p->cur.pid;
+        e->tid = fmlp_thread_id();
+        e->ext_id = id;
+        e->flops = flops;
+        e->bytes = bytes;
+        if (shapes && p->opt.record_shapes) e->shapes = pe_intern(&p->cur, shapes);
+        s.idx = p->cur.n - 1;
+    }
+    s.gen = e ? p->gen : (uint64_t)-1;
+    pthread_mutex_unlock(&p->lock);
+    push_open(s);
+    return id;
+}
+
+static void open_span_end(const open_span *s)
+{
+    int64_t t1 = fmlp_now_ns();
+    struct fmlp_profiler *p = s->p;
+    pthread_mutex_lock(&p->lock);
+    if (s->gen == p->gen && s->idx < p->cur.n && p->cur.ev[s->idx].ext_id == s->id) p->cur.ev[s->idx].t1 = t1;
+    pthread_mutex_unlock(&p->lock);
+}
+
+int64_t fmlp_prof_op_begin(struct fmlp_profiler *p, const char *name, const char *shapes, int64_t flops,
+                           int64_t bytes)
+{
+    if (!p) return 0;
+    return open_span_begin(p, PE_CPU_OP, name, shapes, flops, bytes, false);
+}
+
+void fmlp_prof_op_end(struct fmlp_profiler *p, int64_t external_id)
+{
+    if (!p) return;
+    if (tl_overflow) {
+        tl_overflow--;
+        return;
+    }
+    for (int i = tl_depth - 1; i >= 0; i--) {
+        if (tl_open[i].p == p && tl_open[i].id == external_id && !tl_open[i].range) {
+            open_span s = tl_open[i];
+            tl_depth = i;
+            open_span_end(&s);
+            return;
+        }
+    }
+}
+
+int64_t fmlp_prof_correlation(struct fmlp_profiler *p)
+{
+    if (!p) return 0;
+    return atomic_fetch_add(&p->next_corr, 1);
+}
+
+static int64_t innermost_id(const struct fmlp_profiler *p)
+{
+    for (int i = tl_depth - 1; i >= 0; i--)
+        if (tl_open[i].p == p) return tl_open[i].id;
+    return 0;
+}
+
+void fmlp_prof_record_add(struct fmlp_profiler *p, const fmlp_prof_record *r)
+{
+    if (!p || !r) return;
+    static const pe_kind kinds[] = {PE_KERNEL, PE_RUNTIME, PE_MEMCPY, PE_MEMSET};
+    pe_kind kind = (unsigned)r->kind < 4 ? kinds[r->kind] : PE_KERNEL;
+    int64_t ext = r->external_id ? r->external_id : innermost_id(p);
+    pthread_mutex_lock(&p->lock);
+    pe_event *e = pe_add(&p->cur, kind, r->name);
+    if (e) {
+        e->t0 = r->t0_ns;
+        e->t1 = r->t1_ns;
+        e->device = r->device < 0 ? -1 : r->device;
+        e->pid = e->device < 0 ? p->cur.pid : e->device;
+        e->tid = r->lane;
+        e->ext_id = ext;
+        e->corr = r->correlation;
+        e->flops = r->flops;
+        e->bytes = r->bytes;
+        for (int i = 0; i < 3; i++) {
+            e->grid[i] = r->grid[i];
+            e->block[i] = r->block[i];
+        }
+        e->regs = r->registers;
+        e->smem = r->shared_bytes;
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
+void fmlp_prof_memory_at(struct fmlp_profiler *p, int device, const void *addr, int64_t delta_bytes,
+                         int64_t total_bytes)
+{
+    if (!p || !p->opt.profile_memory) return;
+    int64_t t = fmlp_now_ns();
+    pthread_mutex_lock(&p->lock);
+    pe_event *e = pe_add(&p->cur, PE_MEMORY, "[memory]");
+    if (e) {
+        e->t0 = e->t1 = t;
+        e->pid = p->cur.pid;
+        e->tid = fmlp_thread_id();
+        e->device = device < 0 ? -1 : device;
+        e->mem_addr = (int64_t)(intptr_t)addr;
+        e->mem_bytes = delta_bytes;
+        e->mem_total = total_bytes;
+        e->ext_id = innermost_id(p);
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
+void fmlp_prof_memory(struct fmlp_profiler *p, int device, int64_t delta_bytes, int64_t total_bytes)
+{
+    fmlp_prof_memory_at(p, device, NULL, delta_bytes, total_bytes);
+}
+
+void fmlp_range_push(fmlp_ctx *ctx, const char *name)
+{
+    if (!ctx) return;
+    struct fmlp_profiler *p = ctx->prof;
+    if (!p) {
+        push_open((open_span){NULL, 0, 0, 0, true});
+        return;
+    }
+    open_span_begin(p, PE_USER, name ? name : "(unnamed range)", NULL, 0, 0, true);
+}
+
+void fmlp_range_pop(fmlp_ctx *ctx)
+{
+    if (!ctx) return;
+    if (tl_overflow) {
+        tl_overflow--;
+        return;
+    }
+    for (int i = tl_depth - 1; i >= 0; i--) {
+        if (!tl_open[i].range) continue;
+        open_span s = tl_open[i];
+        tl_depth = i;
+        /* Only a profiler still recording on this context may be touched:
+         * the one that opened the range may have been destroyed since. */
+        if (s.p && s.p == ctx->prof) open_span_end(&s);
+        return;
+    }
+}

@@ -1,0 +1,254 @@
+/* Why: see tree.h. Nesting is by time containment on each CPU lane, the
+ * rule torch's EventList uses, so it works the same for events we recorded
+ * and for traces we only read. */
+#include "profiler/tree.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    int64_t *key;
+    int *val;
+    size_t cap;
+} idmap;
+
+static bool idmap_init(idmap *m, size_t n)
+{
+    m->cap = 16;
+    while (m->cap < n * 2 + 2) m->cap *= 2;
+    m->key = malloc(m->cap * sizeof *m->key);
+    m->val = malloc(m->cap * sizeof *m->val);
+    if (!m->key || !m->val) return false;
+    for (size_t i = 0; i < m->cap; i++) m->val[i] = -1;
+    return true;
+}
+
+static void idmap_free(idmap *m)
+{
+    free(m->key);
+    free(m->val);
+}
+
+static size_t idmap_slot(const idmap *m, int64_t k)
+{
+    size_t j = (size_t)((uint64_t)k * 0x9e3779b97f4a7c15ull >> 7) & (m->cap - 1);
+    while (m->val[j] >= 0 && m->key[j] != k) j = (j + 1) & (m->cap - 1);
+    return j;
+}
+
+static int idmap_get(const idmap *m, int64_t k)
+{
+    return m->val[idmap_slot(m, k)];
+}
+
+/* Keeps the first value put for a key. */
+static void idmap_put(idmap *m, int64_t k, int v)
+{
+    size_t j = idmap_slot(m, k);
+    if (m->val[j] >= 0) return;
+    m->key[j] = k;
+    m->val[j] = v;
+}
+
+static int kind_rank(pe_kind k)
+{
+    switch (k) {
+    case PE_STEP: return 0;
+    case PE_USER: return 1;
+    case PE_CPU_OP: return 2;
+    case PE_RUNTIME: return 3;
+    default: return 4;
+    }
+}
+
+static const pe_call *sort_base;
+
+static int by_lane_time(const void *a, const void *b)
+{
+    const pe_call *x = &sort_base[*(const int *)a], *y = &sort_base[*(const int *)b];
+    if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
+    if (x->t0 != y->t0) return x->t0 < y->t0 ? -1 : 1;
+    if (x->t1 != y->t1) return x->t1 > y->t1 ? -1 : 1;
+    int rx = kind_rank(x->kind), ry = kind_rank(y->kind);
+    if (rx != ry) return rx < ry ? -1 : 1;
+    return *(const int *)a - *(const int *)b;
+}
+
+static void nest_cpu(pe_calls *cs, int *order, size_t m)
+{
+    sort_base = cs->c;
+    qsort(order, m, sizeof *order, by_lane_time);
+    int *stack = malloc((m + 1) * sizeof *stack);
+    if (!stack) return;
+    size_t depth = 0;
+    for (size_t k = 0; k < m; k++) {
+        pe_call *c = &cs->c[order[k]];
+        if (depth) {
+            const pe_call *prev = &cs->c[order[k - 1]];
+            if (prev->pid != c->pid || prev->tid != c->tid) depth = 0;
+        }
+        while (depth) {
+            const pe_call *top = &cs->c[stack[depth - 1]];
+            if (top->t0 <= c->t0 && c->t1 <= top->t1) break;
+            depth--;
+        }
+        c->parent = depth ? stack[depth - 1] : -1;
+        stack[depth++] = order[k];
+    }
+    free(stack);
+}
+
+bool pe_calls_build(const pe_set *s, pe_calls *out)
+{
+    memset(out, 0, sizeof *out);
+    pe_call *c = calloc(s->n + 1, sizeof *c);
+    idmap by_corr, by_ext;
+    bool ok = c && idmap_init(&by_corr, s->n) && idmap_init(&by_ext, s->n);
+    if (!ok) {
+        free(c);
+        return false;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const pe_event *e = &s->ev[i];
+        if (!pe_is_span(e) || e->t1 < e->t0) continue;
+        bool cpu_kernel = e->kind == PE_KERNEL && e->device < 0;
+        if (cpu_kernel && e->corr) {
+            int j = idmap_get(&by_corr, e->corr);
+            if (j >= 0) {
+                pe_call *m = &c[j];
+                if (e->t0 < m->t0) m->t0 = e->t0;
+                if (e->t1 > m->t1) m->t1 = e->t1;
+                m->flops += e->flops;
+                m->bytes += e->bytes;
+                m->lanes++;
+                continue;
+            }
+            idmap_put(&by_corr, e->corr, (int)n);
+        }
+        pe_call *k = &c[n];
+        k->e = e;
+        k->name = e->name;
+        k->kind = e->kind;
+        k->device = pe_is_device(e);
+        k->t0 = e->t0;
+        k->t1 = e->t1;
+        k->pid = e->pid;
+        k->tid = e->tid;
+        k->parent = k->owner = k->launcher = -1;
+        k->lanes = 1;
+        k->flops = e->flops;
+        k->bytes = e->bytes;
+        if ((e->kind == PE_CPU_OP || e->kind == PE_USER || e->kind == PE_STEP) && e->ext_id)
+            idmap_put(&by_ext, e->ext_id, (int)n);
+        if (e->kind == PE_RUNTIME && e->corr) idmap_put(&by_corr, e->corr, (int)n);
+        out->has_device |= k->device;
+        out->has_kernels |= e->kind == PE_KERNEL || e->kind == PE_MEMCPY || e->kind == PE_MEMSET;
+        n++;
+    }
+    out->c = c;
+    out->n = n;
+
+    /* A CPU kernel nests on the thread of the op that launched it. */
+    for (size_t i = 0; i < n; i++) {
+        pe_call *k = &c[i];
+        if (k->kind != PE_KERNEL || k->device || !k->e->ext_id) continue;
+        int op = idmap_get(&by_ext, k->e->ext_id);
+        if (op >= 0) {
+            k->pid = c[op].pid;
+            k->tid = c[op].tid;
+        }
+    }
+
+    int *order = malloc((n + 1) * sizeof *order);
+    size_t m = 0;
+    if (!order) {
+        idmap_free(&by_corr);
+        idmap_free(&by_ext);
+        pe_calls_free(out);
+        return false;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!c[i].device) order[m++] = (int)i;
+    nest_cpu(out, order, m);
+    free(order);
+
+    for (size_t i = 0; i < n; i++) {
+        pe_call *k = &c[i];
+        if (k->device) continue;
+        k->launcher = k->parent;
+        k->cpu_total = k->t1 - k->t0;
+        k->self_cpu += k->cpu_total;
+        if (k->parent >= 0) c[k->parent].self_cpu -= k->cpu_total;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (c[i].self_cpu < 0) c[i].self_cpu = 0;
+
+    /* Device time is charged to the op that launched it (its External id,
+     * else the op around its runtime call) and to every op above that. */
+    for (size_t i = 0; i < n; i++) {
+        pe_call *k = &c[i];
+        if (!k->device) continue;
+        int64_t d = k->t1 - k->t0;
+        k->self_dev = k->dev_total = d;
+        int owner = k->e->ext_id ? idmap_get(&by_ext, k->e->ext_id) : -1;
+        if (owner < 0 && k->e->corr) {
+            int rt = idmap_get(&by_corr, k->e->corr);
+            if (rt >= 0 && !c[rt].device) owner = c[rt].kind == PE_RUNTIME ? c[rt].parent : rt;
+        }
+        k->owner = owner;
+        if (k->e->corr) {
+            int rt = idmap_get(&by_corr, k->e->corr);
+            if (rt >= 0 && c[rt].kind == PE_RUNTIME) k->launcher = rt;
+        }
+        if (owner < 0) continue;
+        c[owner].self_dev += d;
+        for (int a = owner; a >= 0; a = c[a].parent) c[a].dev_total += d;
+    }
+    idmap_free(&by_corr);
+    idmap_free(&by_ext);
+    return true;
+}
+
+void pe_calls_free(pe_calls *c)
+{
+    free(c->c);
+    memset(c, 0, sizeof *c);
+}
+
+int *pe_calls_child_counts(const pe_calls *cs)
+{
+    int *cc = calloc(cs->n + 1, sizeof *cc);
+    if (!cc) return NULL;
+    for (size_t i = 0; i < cs->n; i++)
+        if (cs->c[i].parent >= 0) cc[cs->c[i].parent]++;
+    return cc;
+}
+
+/* Leaf ops of a CPU-only torch trace that only allocate or re-view memory. */
+static bool zero_work_op(const char *name)
+{
+    static const char *const names[] = {
+        "aten::empty", "aten::empty_strided", "aten::zeros", "aten::zero_", "aten::as_strided",
+        "aten::resolve_conj", "aten::resolve_neg", "aten::_reshape_alias", "aten::_unsafe_view", "aten::view",
+        "aten::reshape", "aten::t", "aten::transpose", "aten::expand", "aten::detach", "aten::detach_",
+        "detach", "detach_", "aten::unsqueeze", "aten::squeeze", "aten::permute", "aten::slice", "aten::select",
+        "aten::alias", "aten::lift_fresh", "aten::contiguous", "aten::set_", "aten::empty_like",
+    };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strcmp(name, names[i]) == 0) return true;
+    return false;
+}
+
+bool pe_call_is_work(const pe_calls *cs, size_t i, const int *child_count)
+{
+    const pe_call *c = &cs->c[i];
+    if (cs->has_kernels) return c->kind == PE_KERNEL || c->kind == PE_MEMCPY || c->kind == PE_MEMSET;
+    return c->kind == PE_CPU_OP && child_count[i] == 0 && !zero_work_op(c->name);
+}
+
+const char *pe_call_key(const pe_call *c)
+{
+    return strncmp(c->name, "ProfilerStep#", 13) == 0 ? "ProfilerStep*" : c->name;
+}

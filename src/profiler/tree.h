@@ -1,0 +1,46 @@
+/* Why: Self vs total, and which op launched which kernel, are the same
+ * questions for the table, the analyses and the trace diff. This turns an
+ * event set into "calls": one per op span, one per kernel launch (a CPU
+ * region's per-thread records merged into one call on the launching
+ * thread), each with its parent and its self/total CPU and device time. */
+#ifndef FMLP_PROFILER_TREE_H
+#define FMLP_PROFILER_TREE_H
+
+#include "profiler/events.h"
+
+typedef struct {
+    const pe_event *e; /* the (first) event of the call */
+    const char *name;
+    pe_kind kind;
+    bool device;      /* device time (GPU kernel, memcpy, memset) */
+    int64_t t0, t1;   /* merged over lanes for a CPU kernel */
+    int64_t pid, tid; /* the lane it nests on */
+    int parent;       /* index of the enclosing call, -1 at the top */
+    int owner;        /* device calls: the op they are charged to, -1 if none */
+    int launcher;     /* what started it: a GPU kernel's runtime call, else the parent */
+    int lanes;        /* CPU kernels: how many thread lanes ran it */
+    int64_t self_cpu, cpu_total, self_dev, dev_total; /* ns */
+    int64_t flops, bytes;
+} pe_call;
+
+typedef struct {
+    pe_call *c;
+    size_t n;
+    bool has_device; /* any device time */
+    bool has_kernels; /* any kernel, memcpy or memset */
+} pe_calls;
+
+/* false when out of memory. */
+bool pe_calls_build(const pe_set *s, pe_calls *out);
+void pe_calls_free(pe_calls *c);
+
+/* The work units the analyses count: kernels when the trace has any, else
+ * (a CPU-only torch.profiler trace) the leaf ops that do arithmetic. */
+bool pe_call_is_work(const pe_calls *cs, size_t i, const int *child_count);
+/* child_count[i] = number of calls whose parent is i; malloc'd. */
+int *pe_calls_child_counts(const pe_calls *cs);
+
+/* Table key: "ProfilerStep#N" groups as "ProfilerStep*", as torch shows it. */
+const char *pe_call_key(const pe_call *c);
+
+#endif
