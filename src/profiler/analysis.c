@@ -65,6 +65,14 @@ static void verdict(const pe_set *s, bool device, bool bf16, pe_step_stat *st)
                  st->kernels, st->idle_us);
         return;
     }
+    if (st->flops <= 0 && st->bytes <= 0) {
+        st->bound = FMLP_BOUND_COMPUTE;
+        snprintf(st->reason, sizeof st->reason,
+                 "kernels busy %.0f%% of %.1f us, so the work itself is the cost; the trace has no FLOP or byte "
+                 "counts (profile with with_flops) to tell compute from memory",
+                 busy * 100, st->wall_us);
+        return;
+    }
     double kern_ns = st->kernel_us * 1e3;
     double gflops = st->flops / kern_ns, gbps = st->bytes / kern_ns;
     double peak = device ? s->ceil.gpu_gemm_tflops_bf16 * 1e3 : bf16 ? s->ceil.gemm_gflops_bf16 : s->ceil.gemm_gflops_f32;
@@ -135,13 +143,13 @@ static int64_t clip_len(span *v, size_t n, const pe_step_stat *st)
     return union_len(v, n);
 }
 
-static void step_numbers(const pe_calls *cs, const int *cc, pe_step_stat *st, span *work, span *all)
+static void step_numbers(const pe_calls *cs, const bool *is_work, pe_step_stat *st, span *work, span *all)
 {
     size_t nw = 0, na = 0;
     for (size_t i = 0; i < cs->n; i++) {
         const pe_call *c = &cs->c[i];
         if (!in_step(c, st)) continue;
-        if (pe_call_is_work(cs, i, cc)) {
+        if (is_work[i]) {
             work[nw++] = (span){c->t0, c->t1};
             all[na++] = (span){c->t0, c->t1};
             st->flops += (double)c->flops;
@@ -166,12 +174,25 @@ static int by_total_time(const void *x, const void *y)
     return a > b ? -1 : a < b;
 }
 
-static bool kernel_stats(const pe_calls *cs, const int *cc, pe_analysis *a)
+/* What it cost to get a unit of work running: for a kernel, from its launch
+ * (runtime call, or the op around a CPU region) to its start; for an op of a
+ * CPU-only trace, the CPU time of the wrappers above it that hold no other
+ * work (aten::linear > aten::matmul around aten::mm). */
+static double dispatch_ns(const pe_calls *cs, const int *below, size_t i)
+{
+    const pe_call *c = &cs->c[i];
+    if (cs->has_kernels) return c->launcher >= 0 ? (double)(c->t0 - cs->c[c->launcher].t0) : 0;
+    double ns = 0;
+    for (int a = c->parent; a >= 0 && below[a] == 1; a = cs->c[a].parent) ns += (double)cs->c[a].self_cpu;
+    return ns;
+}
+
+static bool kernel_stats(const pe_calls *cs, const bool *is_work, const int *below, pe_analysis *a)
 {
     a->kernels = calloc(cs->n + 1, sizeof *a->kernels);
     if (!a->kernels) return false;
     for (size_t i = 0; i < cs->n; i++) {
-        if (!pe_call_is_work(cs, i, cc)) continue;
+        if (!is_work[i]) continue;
         const pe_call *c = &cs->c[i];
         int j = 0;
         while (j < a->n_kernels && strcmp(a->kernels[j].name, c->name) != 0) j++;
@@ -183,7 +204,7 @@ static bool kernel_stats(const pe_calls *cs, const int *cc, pe_analysis *a)
         }
         k->calls++;
         k->dur_us += (double)(c->t1 - c->t0) / 1e3;
-        if (c->launcher >= 0) k->dispatch_us += (double)(c->t0 - cs->c[c->launcher].t0) / 1e3;
+        k->dispatch_us += dispatch_ns(cs, below, i) / 1e3;
         k->flops += (double)c->flops;
         k->bytes += (double)c->bytes;
         a->device |= c->device;
@@ -207,16 +228,18 @@ bool pe_analyze(const pe_set *s, const pe_calls *cs, pe_analysis *a)
 {
     memset(a, 0, sizeof *a);
     if (cs->n == 0) return false;
-    int *cc = pe_calls_child_counts(cs);
+    bool *is_work = NULL;
+    int *below = NULL;
     span *work = malloc(cs->n * sizeof *work), *all = malloc(cs->n * sizeof *all);
-    bool ok = cc && work && all && collect_steps(cs, a) && kernel_stats(cs, cc, a);
+    bool ok = pe_calls_work(cs, &is_work, &below) && work && all && collect_steps(cs, a) &&
+              kernel_stats(cs, is_work, below, a);
     if (ok) {
         a->ops_as_kernels = !cs->has_kernels;
         bool bf16 = any_bf16(a);
         pe_step_stat tot = {.name = "all"};
         for (int i = 0; i < a->n_steps; i++) {
             pe_step_stat *st = &a->steps[i];
-            step_numbers(cs, cc, st, work, all);
+            step_numbers(cs, is_work, st, work, all);
             verdict(s, a->device, bf16, st);
             tot.wall_us += st->wall_us;
             tot.kernel_us += st->kernel_us;
@@ -241,7 +264,8 @@ bool pe_analyze(const pe_set *s, const pe_calls *cs, pe_analysis *a)
         sum->bound = tot.bound;
         snprintf(sum->reason, sizeof sum->reason, "%s", tot.reason);
     }
-    free(cc);
+    free(is_work);
+    free(below);
     free(work);
     free(all);
     if (!ok) pe_analysis_free(a);

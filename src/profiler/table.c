@@ -14,6 +14,7 @@
 
 typedef struct {
     const char *key;
+    bool device; /* a device kernel/memcpy/memset row */
     int64_t count;
     int64_t self_cpu, cpu_total, self_dev, dev_total, flops, bytes;
 } row;
@@ -103,6 +104,7 @@ static row *group_rows(const pe_calls *cs, size_t *nrows)
         while (j < n && rows[j].key != key && strcmp(rows[j].key, key) != 0) j++;
         if (j == n) rows[n++].key = key;
         row *r = &rows[j];
+        r->device |= c->device;
         r->count++;
         r->self_cpu += c->self_cpu;
         r->cpu_total += c->cpu_total;
@@ -174,10 +176,12 @@ static void write_table(FILE *f, row *rows, size_t nrows, bool has_dev, bool flo
         headers[nc] = "GB/s", widths[nc++] = COL_W;
     }
 
+    /* Device time is counted once, on the device rows: the ops that
+     * launched it show it too, as torch's table does. */
     double self_cpu_sum = 0, self_dev_sum = 0;
     for (size_t i = 0; i < nrows; i++) {
         self_cpu_sum += (double)rows[i].self_cpu / 1e3;
-        self_dev_sum += (double)rows[i].self_dev / 1e3;
+        if (rows[i].device) self_dev_sum += (double)rows[i].self_dev / 1e3;
     }
     put_sep(f, nc, widths);
     for (int i = 0; i < nc; i++) put_col(f, headers[i], widths[i]);

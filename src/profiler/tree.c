@@ -217,15 +217,6 @@ void pe_calls_free(pe_calls *c)
     memset(c, 0, sizeof *c);
 }
 
-int *pe_calls_child_counts(const pe_calls *cs)
-{
-    int *cc = calloc(cs->n + 1, sizeof *cc);
-    if (!cc) return NULL;
-    for (size_t i = 0; i < cs->n; i++)
-        if (cs->c[i].parent >= 0) cc[cs->c[i].parent]++;
-    return cc;
-}
-
 /* Leaf ops of a CPU-only torch trace that only allocate or re-view memory. */
 static bool zero_work_op(const char *name)
 {
@@ -241,11 +232,41 @@ static bool zero_work_op(const char *name)
     return false;
 }
 
-bool pe_call_is_work(const pe_calls *cs, size_t i, const int *child_count)
+static bool is_kernelish(pe_kind k)
 {
-    const pe_call *c = &cs->c[i];
-    if (cs->has_kernels) return c->kind == PE_KERNEL || c->kind == PE_MEMCPY || c->kind == PE_MEMSET;
-    return c->kind == PE_CPU_OP && child_count[i] == 0 && !zero_work_op(c->name);
+    return k == PE_KERNEL || k == PE_MEMCPY || k == PE_MEMSET;
+}
+
+bool pe_calls_work(const pe_calls *cs, bool **work, int **below)
+{
+    bool *w = calloc(cs->n + 1, sizeof *w);
+    bool *busy_below = calloc(cs->n + 1, sizeof *busy_below);
+    int *b = calloc(cs->n + 1, sizeof *b);
+    if (!w || !busy_below || !b) {
+        free(w);
+        free(busy_below);
+        free(b);
+        return false;
+    }
+    /* An op with an arithmetic op under it is a wrapper, not the work. */
+    for (size_t i = 0; i < cs->n && !cs->has_kernels; i++) {
+        const pe_call *c = &cs->c[i];
+        if (c->kind != PE_CPU_OP || zero_work_op(c->name)) continue;
+        for (int a = c->parent; a >= 0 && !busy_below[a]; a = cs->c[a].parent) busy_below[a] = true;
+    }
+    for (size_t i = 0; i < cs->n; i++) {
+        const pe_call *c = &cs->c[i];
+        w[i] = cs->has_kernels ? is_kernelish(c->kind)
+                               : c->kind == PE_CPU_OP && !zero_work_op(c->name) && !busy_below[i];
+        if (!w[i]) continue;
+        b[i]++;
+        int up = c->device ? c->owner : c->parent;
+        for (int a = up; a >= 0; a = cs->c[a].parent) b[a]++;
+    }
+    free(busy_below);
+    *work = w;
+    *below = b;
+    return true;
 }
 
 const char *pe_call_key(const pe_call *c)

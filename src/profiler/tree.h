@@ -35,10 +35,10 @@ bool pe_calls_build(const pe_set *s, pe_calls *out);
 void pe_calls_free(pe_calls *c);
 
 /* The work units the analyses count: kernels when the trace has any, else
- * (a CPU-only torch.profiler trace) the leaf ops that do arithmetic. */
-bool pe_call_is_work(const pe_calls *cs, size_t i, const int *child_count);
-/* child_count[i] = number of calls whose parent is i; malloc'd. */
-int *pe_calls_child_counts(const pe_calls *cs);
+ * (a CPU-only torch.profiler trace) the innermost ops that do arithmetic,
+ * ignoring the view and allocation ops inside them. Fills malloc'd arrays:
+ * work[i], and below[i] = work units at or under call i. false on OOM. */
+bool pe_calls_work(const pe_calls *cs, bool **work, int **below);
 
 /* Table key: "ProfilerStep#N" groups as "ProfilerStep*", as torch shows it. */
 const char *pe_call_key(const pe_call *c);
