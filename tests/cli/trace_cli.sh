@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Why: the issue's acceptance run, end to end through the CLI: `fmlp mlp
+# --mode all --trace-dir` writes a trace and table per mode under the
+# tutorial's names; `fmlp trace summarize` reads them (and a real
+# torch.profiler trace, and a gzip'd one); `fmlp trace diff` tells the
+# 5 -> 4 -> 2 kernel story; `fmlp trace render` draws a standalone SVG; bad
+# arguments exit 2 with a one-line error and the usage.
+set -u
+FMLP=${1:?usage: trace_cli.sh PATH_TO_FMLP}
+TMP=${FMLP_TEST_TMP:-/tmp}/cli-trace
+DATA=${FMLP_TEST_DATA:?FMLP_TEST_DATA must point at tests/data}
+rm -rf "$TMP"
+mkdir -p "$TMP"
+pass=0
+fail=0
+check() { # check DESCRIPTION COMMAND...
+    local what=$1
+    shift
+    if "$@"; then
+        echo "ok   $what"
+        pass=$((pass + 1))
+    else
+        echo "FAIL $what"
+        fail=$((fail + 1))
+    fi
+}
+status_is() { # status_is WANT COMMAND...
+    local want=$1
+    shift
+    "$@" >"$TMP/out" 2>"$TMP/err"
+    [ $? -eq "$want" ]
+}
+
+# The tutorial's GeGLU (dim 768, hidden 3072, bf16) on 2 x 64 tokens.
+check "fmlp mlp --mode all --trace-dir runs" \
+    status_is 0 "$FMLP" mlp --mode all --batch 2 --seq 64 --threads 2 --budget 0.05 --trace-dir "$TMP/traces" --record-shapes
+cp "$TMP/out" "$TMP/mlp.out"
+for mode in eager compiled fused; do
+    f=$(ls "$TMP/traces/"*"_bf16_warm_$mode.json" 2>/dev/null | head -1)
+    check "$mode: <shape>_bf16_warm_$mode.json written" test -s "$f"
+    check "$mode: table .txt beside it" test -s "${f%.json}.txt"
+    check "$mode: table has torch's header and footer" \
+        bash -c "grep -q 'Self CPU %' '${f%.json}.txt' && grep -q '^Self CPU time total: ' '${f%.json}.txt'"
+    check "$mode: summarize exits 0" status_is 0 "$FMLP" trace summarize "$f"
+    check "$mode: summarize names fmlp as the writer" grep -q "written by fmlp" "$TMP/out"
+    check "$mode: summarize prints a verdict" grep -q "^Verdict: " "$TMP/out"
+done
+check "the run prints the table for each mode" test "$(grep -c '^Self CPU time total' "$TMP/mlp.out")" -eq 3
+
+E=$(ls "$TMP/traces/"*_eager.json | head -1)
+C=$(ls "$TMP/traces/"*_compiled.json | head -1)
+F=$(ls "$TMP/traces/"*_fused.json | head -1)
+check "diff eager compiled fused exits 0" status_is 0 "$FMLP" trace diff "$E" "$C" "$F"
+check "diff shows 5 -> 4 -> 2 kernels per step" \
+    grep -Eq '^kernels per step +5 +4 \(-20%\) +2 \(-60%\)' "$TMP/out"
+check "diff lists time per kernel name" grep -q "time per step by kernel name" "$TMP/out"
+
+check "render writes an SVG" status_is 0 "$FMLP" trace render "$E" -o "$TMP/eager.svg"
+check "  it is a whole SVG document" bash -c "head -c 200 '$TMP/eager.svg' | grep -q '<svg' && tail -1 '$TMP/eager.svg' | grep -q '</svg>'"
+check "  with named CPU lanes and arrows" bash -c "grep -q 'CPU thread' '$TMP/eager.svg' && grep -q 'marker-end' '$TMP/eager.svg'"
+check "render --step draws one step" status_is 0 "$FMLP" trace render "$F" -o "$TMP/fused.svg" --step 2
+if command -v rsvg-convert >/dev/null; then
+    check "  rsvg-convert reads it" rsvg-convert -o "$TMP/fused.png" "$TMP/fused.svg"
+fi
+check "render a step that is not there fails" status_is 1 "$FMLP" trace render "$F" -o "$TMP/x.svg" --step 99
+
+check "summarize a torch.profiler trace" status_is 0 "$FMLP" trace summarize "$DATA/torch_profiler_cpu_trace.json"
+check "  recognised as torch.profiler's" grep -q "written by torch.profiler" "$TMP/out"
+check "  aten::mm row with 6 calls" grep -Eq 'aten::mm .* 6  $' "$TMP/out"
+check "  5 compute ops per step" grep -q "5 compute ops per step" "$TMP/out"
+if command -v gzip >/dev/null; then
+    gzip -c "$E" >"$TMP/eager.json.gz"
+    check "summarize a .json.gz trace" status_is 0 "$FMLP" trace summarize "$TMP/eager.json.gz" --sort-by count --row-limit 3
+fi
+
+check "no subcommand: exit 2" status_is 2 "$FMLP" trace
+check "  one-line error and usage" bash -c "head -1 '$TMP/err' | grep -q '^fmlp trace: ' && grep -q usage '$TMP/err'"
+check "unknown subcommand: exit 2" status_is 2 "$FMLP" trace frob
+check "render without -o: exit 2" status_is 2 "$FMLP" trace render "$E"
+check "diff with one file: exit 2" status_is 2 "$FMLP" trace diff "$E"
+check "bad --sort-by: exit 2" status_is 2 "$FMLP" trace summarize "$E" --sort-by nope
+check "bad --sort-by on mlp: exit 2" status_is 2 "$FMLP" mlp --sort-by nope
+check "missing file: exit 1 with a message" status_is 1 "$FMLP" trace summarize "$TMP/none.json"
+check "  the message names the file" grep -q "none.json" "$TMP/err"
+echo "not json" >"$TMP/bad.json"
+check "malformed file: exit 1" status_is 1 "$FMLP" trace summarize "$TMP/bad.json"
+check "--no-profile prints no table" \
+    bash -c "'$FMLP' mlp --mode fused --batch 1 --seq 8 --budget 0.02 --no-profile | grep -qv 'Self CPU time total' && ! '$FMLP' mlp --mode fused --batch 1 --seq 8 --budget 0.02 --no-profile | grep -q 'Self CPU time total'"
+check "--cold records the first call" \
+    bash -c "'$FMLP' mlp --mode eager --batch 1 --seq 8 --budget 0.02 --cold --trace-dir '$TMP/cold' >/dev/null && ls '$TMP/cold/'*_cold_eager.json >/dev/null"
+
+echo "$pass passed, $fail failed, 0 skipped"
+[ "$fail" -eq 0 ]
