@@ -29,35 +29,33 @@ struct json_doc {
     json_value root;
 };
 
-#define JSON_BLOCK_BYTES ((size_t)64 << 10)
+#define JSON_BLOCK_BYTES ((size_t)1 << 20)
 
-static void *arena_alloc(json_doc *doc, size_t bytes)
+/* `align` is a power of two; strings take 1 so they pack densely. */
+static void *arena_alloc(json_doc *doc, size_t bytes, size_t align)
 {
-    const size_t align = sizeof(max_align_t);
-    if (bytes > SIZE_MAX - align) return NULL;
-    bytes = (bytes + align - 1) / align * align;
     json_block *b = doc->blocks;
-    if (!b || b->cap - b->used < bytes) {
-        size_t cap = bytes > JSON_BLOCK_BYTES ? bytes : JSON_BLOCK_BYTES;
-        if (cap > SIZE_MAX - sizeof(json_block)) return NULL;
-        json_block *nb = malloc(sizeof(json_block) + cap);
-        if (!nb) return NULL;
-        nb->used = 0;
-        nb->cap = cap;
-        /* A big one-off allocation goes behind the current block so the
-         * current block's free space stays usable. */
-        if (b && cap == bytes && b->cap - b->used > 0) {
-            nb->next = b->next;
-            b->next = nb;
-        } else {
-            nb->next = b;
-            doc->blocks = nb;
-        }
-        b = nb;
+    size_t at = b ? (b->used + align - 1) & ~(align - 1) : 0;
+    if (b && at <= b->cap && b->cap - at >= bytes) {
+        b->used = at + bytes;
+        return (unsigned char *)b->data + at;
     }
-    void *p = (unsigned char *)b->data + b->used;
-    b->used += bytes;
-    return p;
+    size_t cap = bytes > JSON_BLOCK_BYTES ? bytes : JSON_BLOCK_BYTES;
+    if (cap > SIZE_MAX - sizeof(json_block)) return NULL;
+    json_block *nb = malloc(sizeof(json_block) + cap);
+    if (!nb) return NULL;
+    nb->cap = cap;
+    nb->used = bytes;
+    /* A big one-off allocation goes behind the current block so the
+     * current block's free space stays usable. */
+    if (b && cap == bytes) {
+        nb->next = b->next;
+        b->next = nb;
+    } else {
+        nb->next = b;
+        doc->blocks = nb;
+    }
+    return nb->data;
 }
 
 void json_free(json_doc *doc)
@@ -163,7 +161,7 @@ static bool close_container(parser *ps, size_t base, json_value *v)
     v->len = n;
     v->u.items = NULL;
     if (n) {
-        json_value *items = arena_alloc(ps->doc, n * sizeof(json_value));
+        json_value *items = arena_alloc(ps->doc, n * sizeof(json_value), _Alignof(json_value));
         if (!items) return fail_oom(ps);
         memcpy(items, ps->stack + base, n * sizeof(json_value));
         v->u.items = items;
@@ -253,7 +251,7 @@ static bool parse_string(parser *ps, const char **out, size_t *out_len)
     while (q < ps->end && *q != '"') q += (*q == '\\' && q + 1 < ps->end) ? 2 : 1;
     if (q >= ps->end) return fail_at(ps, open, "unterminated string");
     size_t raw = (size_t)(q - open - 1);
-    unsigned char *o = arena_alloc(ps->doc, raw + 1), *o0 = o;
+    unsigned char *o = arena_alloc(ps->doc, raw + 1, 1), *o0 = o;
     if (!o) return fail_oom(ps);
     const unsigned char *p = open + 1;
     while (p < q) {
