@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/dtype.h"
@@ -301,6 +302,10 @@ static void test_corrupt_files(void)
                      NULL, "a JSON file given as safetensors");
     expect_open_fail("/nonexistent/dir/x.safetensors", FMLP_ERR_IO, "cannot open", "/nonexistent", "missing file");
     expect_open_fail(tu_tmpdir(), FMLP_ERR_IO, "regular file", NULL, "a directory");
+    char fifo[1024];
+    snprintf(fifo, sizeof fifo, "%s/st_fifo", tu_tmpdir());
+    unlink(fifo);
+    if (mkfifo(fifo, 0600) == 0) expect_open_fail(fifo, FMLP_ERR_IO, "regular file", NULL, "a FIFO (not waited on)");
     fmlp_st_file *f = (fmlp_st_file *)(uintptr_t)1;
     tu_expect_fail(fmlp_st_open(NULL, &f), FMLP_ERR_INVALID_ARGUMENT, "NULL path");
     tu_expect_fail(fmlp_st_open("x", NULL), FMLP_ERR_INVALID_ARGUMENT, "NULL out");

@@ -293,7 +293,8 @@ static fmlp_status load_header(fmlp_st_file *f, const json_value *root)
 /* Maps the file and checks the 8-byte length against its size. */
 static fmlp_status map_file(fmlp_st_file *f, uint64_t *header_len)
 {
-    int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+    /* Non-blocking so a FIFO given as the path is refused, not waited on. */
+    int fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return st_fail(FMLP_ERR_IO, f->path, NULL, "check the path and its permissions", "cannot open: %s",
                        strerror(errno));
