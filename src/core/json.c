@@ -9,6 +9,7 @@
 #include "core/json.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <locale.h>
 #include <math.h>
 #include <pthread.h>
@@ -105,10 +106,10 @@ static bool fail_at(parser *ps, const unsigned char *where, const char *fmt, ...
     e->col = 1;
     for (const unsigned char *q = ps->start; q < where; q++) {
         if (*q == '\n') {
-            e->line++;
+            e->line += e->line < INT_MAX;
             e->col = 1;
         } else {
-            e->col++;
+            e->col += e->col < INT_MAX;
         }
     }
     va_list ap;
