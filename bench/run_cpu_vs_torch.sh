@@ -17,7 +17,7 @@
 # libopenblas0-pthread (without it torch's f32 matmul is netlib's reference
 # BLAS). Knobs (environment): ROWS, DTYPES, MODES, THREADS (2), ROUNDS (2),
 # TORCH_IMPLS (eager,jit), REFBLAS=1 (also time torch f32 with the reference
-# BLAS at rows <= 128), PYTHON (/usr/bin/python3), OUT (results path stem).
+# BLAS at rows <= 128), FMLP_BUDGET (1 s per point), PYTHON (/usr/bin/python3), OUT (results path stem).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -29,6 +29,7 @@ MODES=${MODES:-eager,compiled,fused}
 THREADS=${THREADS:-2}
 ROUNDS=${ROUNDS:-2}
 TORCH_IMPLS=${TORCH_IMPLS:-eager,jit}
+FMLP_BUDGET=${FMLP_BUDGET:-1}  # seconds per point, like the peer's --min-time
 DATE=$(date -u +%Y-%m-%d)
 OUT=${OUT:-bench/results/cpu_geglu_$DATE}
 
@@ -83,7 +84,8 @@ fmlp_files=() torch_files=()
 run_fmlp() {  # round rows
     local f="$tmp/fmlp_r$1_$2.json"
     echo "== fmlp bench rows $2 (round $1)" >&2
-    "$FMLP" bench --rows "$2" --dtype "$DTYPES" --mode "$MODES" --threads "$THREADS" --json "$f" >&2
+    "$FMLP" bench --rows "$2" --dtype "$DTYPES" --mode "$MODES" --threads "$THREADS" --budget "$FMLP_BUDGET" \
+        --json "$f" >&2
     fmlp_files+=("$f")
 }
 run_torch() {  # round rows

@@ -321,7 +321,11 @@ def markdown(res, fig, rat, dtypes, rows_all):
              (t.get("torch_version", "?"), t.get("onednn", "?"), t.get("cpu_capability", "?"),
               ", ".join(os.path.basename(b) for b in t.get("blas", [])) or "?", t.get("torch_compile", "?")))
     L.append("- fmlp version: %s; compiler: %s" % (m.get("fmlp_version", "?"), m.get("cc", "?")))
-    if m.get("fmlp_paths"):
+    fm = res.get("fmlp") or {}
+    if fm.get("cpu_path_f32"):
+        L.append("- fmlp CPU path: f32 %s, bf16 %s; %s threads" % (fm.get("cpu_path_f32"), fm.get("cpu_path_bf16"),
+                                                                fm.get("threads", "?")))
+    elif m.get("fmlp_paths"):
         L.append("- fmlp CPU paths: %s" % m["fmlp_paths"])
     L.append("")
     L.append("`torch_jit` is torch.jit.script + freeze with oneDNN fusion, the nearest thing to torch.compile "
