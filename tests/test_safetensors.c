@@ -403,6 +403,9 @@ static void test_write_errors(void)
     bad[0] = ok;
     bad[0].dtype = (fmlp_dtype)9;
     tu_expect_fail(fmlp_st_write(path, bad, 1), FMLP_ERR_INVALID_ARGUMENT, "bad dtype");
+    bad[0] = ok;
+    bad[0].name = "bad\xff";
+    tu_expect_fail(fmlp_st_write(path, bad, 1), FMLP_ERR_INVALID_ARGUMENT, "name that is not UTF-8");
     tu_expect_fail(fmlp_st_write(path, NULL, 1), FMLP_ERR_INVALID_ARGUMENT, "NULL tensors");
     tu_expect_fail(fmlp_st_write("/nonexistent/dir/x.safetensors", &ok, 1), FMLP_ERR_IO, "unwritable directory");
     tu_check(msg_has("/nonexistent/dir/x.safetensors", NULL), "  message names the path");

@@ -13,6 +13,22 @@
 #include "core/json.h"
 #include "model/safetensors.h"
 
+/* Names are JSON strings in the header: anything that is not valid UTF-8
+ * would be rewritten on the way and not be found again under its name. */
+static bool name_survives_json(const char *name)
+{
+    size_t n = strlen(name), need = json_escape(NULL, 0, name, n);
+    char *buf = malloc(need + 1);
+    if (!buf) return true;
+    json_escape(buf, need + 1, name, n);
+    json_doc *d = json_parse(buf, need, NULL);
+    const char *back = json_str(json_doc_root(d));
+    bool same = back && strcmp(back, name) == 0;
+    json_free(d);
+    free(buf);
+    return same;
+}
+
 static fmlp_status check_tensors(const fmlp_st_tensor *t, int n, uint64_t *bytes)
 {
     for (int i = 0; i < n; i++) {
@@ -22,6 +38,8 @@ static fmlp_status check_tensors(const fmlp_st_tensor *t, int n, uint64_t *bytes
                              i, name ? "an empty" : "a NULL");
         if (strcmp(name, "__metadata__") == 0)
             return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_st_write: \"__metadata__\" is reserved by the format; rename tensor %d", i);
+        if (!name_survives_json(name))
+            return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_st_write: tensor %d's name is not valid UTF-8; use UTF-8 names", i);
         for (int j = 0; j < i; j++)
             if (strcmp(t[j].name, name) == 0)
                 return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_st_write: tensor name '%.120s' is given twice (%d and %d)",
