@@ -45,7 +45,8 @@ static void export_on_ready(fmlp_profiler *p, void *user)
 {
     export_ctx *e = user;
     e->windows++;
-    tu_check(fmlp_profiler_export_trace(p, e->path) == FMLP_OK, "export from on_trace_ready: %s", fmlp_last_error());
+    fmlp_status s = fmlp_profiler_export_trace(p, e->path);
+    tu_check(s == FMLP_OK, "export from on_trace_ready (%s)", s == FMLP_OK ? e->path : fmlp_last_error());
 }
 
 /* Distinct correlation ids of kernel events whose start lies in [a, b). */
@@ -124,7 +125,8 @@ static void profile_mode(fmlp_ctx *ctx, fwd *f, int want)
     fmlp_profiler_stop(p);
     tu_check(ec.windows == 1, "%s: one window saved", mode);
     fmlp_profile_summary sum;
-    tu_check(fmlp_profiler_summary(p, &sum) == FMLP_OK && sum.steps == 2 && sum.kernels_per_step == want,
+    fmlp_status ss = fmlp_profiler_summary(p, &sum);
+    tu_check(ss == FMLP_OK && sum.steps == 2 && sum.kernels_per_step == want,
              "%s: summary says %d kernels per step over 2 steps (got %d over %d): %s", mode, want, sum.kernels_per_step,
              sum.steps, sum.reason);
     char *table = NULL;
