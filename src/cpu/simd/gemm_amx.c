@@ -1,0 +1,106 @@
+/* Why: bf16 GEMM on AMX tiles (Sapphire Rapids and later), which multiply a
+ * 16x32 A tile by a 32x16 B tile in one instruction. A block is 32 rows by
+ * one 32-column panel: four f32 accumulator tiles (tmm0-3), two A tiles
+ * (tmm4-5) and two B tiles (tmm6-7). The packing is K2N with k padded to 32
+ * (zeros), so B tiles load straight from the panel with a 128-byte stride;
+ * A tiles load straight from the caller's rows when a whole 16x32 block is
+ * inside A, and from a zero-padded copy at the k and m edges, so nothing
+ * past A is ever read. Sums go through a small f32 buffer to the shared
+ * AVX-512 epilogue. The OS grant for the tile state is taken by features.c;
+ * this file only runs when cpu_path_available(CPU_PATH_AMX) said yes. */
+#include <immintrin.h>
+#include <string.h>
+
+#include "cpu/gemm_internal.h"
+
+#define KSTEP GEMM_AMX_KSTEP
+#define NR GEMM_NR_AVX512
+#define TILE_ROWS 16
+
+/* The palette-1 tile configuration: every tile 16 rows of 64 bytes. */
+typedef struct {
+    uint8_t palette;
+    uint8_t start_row;
+    uint8_t reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} tile_config;
+
+static void configure_tiles(void)
+{
+    tile_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (int t = 0; t < 8; t++) {
+        cfg.colsb[t] = 64;
+        cfg.rows[t] = TILE_ROWS;
+    }
+    _tile_loadconfig(&cfg);
+}
+
+/* Where A tile rows [i, i + 16) x k [k0, k0 + 32) load from, and its stride:
+ * A itself when the block lies inside it, else `buf` filled with zeros past
+ * the edges. */
+static const void *a_source(const gemm_call *g, int64_t i, int64_t rows, int64_t k0, uint16_t *buf, int64_t *stride)
+{
+    const uint16_t *A = (const uint16_t *)g->A;
+    int64_t k = g->p->k;
+    if (rows >= TILE_ROWS && k0 + KSTEP <= k) {
+        *stride = g->lda * 2;
+        return A + i * g->lda + k0;
+    }
+    memset(buf, 0, TILE_ROWS * KSTEP * 2);
+    int64_t cols = k - k0 < KSTEP ? k - k0 : KSTEP, nrow = rows < TILE_ROWS ? rows : TILE_ROWS;
+    for (int64_t r = 0; r < nrow; r++) memcpy(buf + r * KSTEP, A + (i + r) * g->lda + k0, (size_t)cols * 2);
+    *stride = KSTEP * 2;
+    return buf;
+}
+
+static void block_32(const gemm_call *g, const uint16_t *W, int64_t i, int rows, float *acc)
+{
+    uint16_t buf0[TILE_ROWS * KSTEP], buf1[TILE_ROWS * KSTEP];
+    const cpu_packed *p = g->p;
+    bool two = rows > TILE_ROWS;
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    for (int64_t k0 = 0; k0 < p->kpad; k0 += KSTEP) {
+        int64_t s0, s1;
+        const void *a0 = a_source(g, i, rows, k0, buf0, &s0);
+        const uint16_t *b = W + k0 * NR; /* k0/2 pairs of 32 columns x 2 */
+        _tile_loadd(4, a0, s0);
+        _tile_loadd(6, b, NR * 4);
+        _tile_loadd(7, b + 32, NR * 4);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        if (two) {
+            const void *a1 = a_source(g, i + TILE_ROWS, rows - TILE_ROWS, k0, buf1, &s1);
+            _tile_loadd(5, a1, s1);
+            _tile_dpbf16ps(2, 5, 6);
+            _tile_dpbf16ps(3, 5, 7);
+        }
+    }
+    _tile_stored(0, acc, NR * 4);
+    _tile_stored(1, acc + 16, NR * 4);
+    if (two) {
+        _tile_stored(2, acc + TILE_ROWS * NR, NR * 4);
+        _tile_stored(3, acc + TILE_ROWS * NR + 16, NR * 4);
+    }
+}
+
+void gemm_block_amx(const gemm_call *g, int64_t m0, int64_t m1, int64_t p0, int64_t p1)
+{
+    const cpu_packed *p = g->p;
+    float acc[GEMM_MR_AMX * NR] __attribute__((aligned(64)));
+    configure_tiles();
+    for (int64_t panel = p0; panel < p1; panel++) {
+        const uint16_t *W = gemm_panel(p, panel);
+        for (int64_t i = m0; i < m1; i += GEMM_MR_AMX) {
+            int rows = m1 - i < GEMM_MR_AMX ? (int)(m1 - i) : GEMM_MR_AMX;
+            block_32(g, W, i, rows, acc);
+            gemm_epilogue_avx512(g, acc, rows, i, panel);
+        }
+    }
+    _tile_release();
+}

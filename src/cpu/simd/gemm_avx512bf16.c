@@ -1,0 +1,82 @@
+/* Why: bf16 GEMM on vdpbf16ps, which multiplies bf16 pairs and accumulates
+ * in f32 at twice the FMA rate of widened f32. Weights are packed as k-pairs
+ * (K2N, gemm_internal.h); each A pair is broadcast as one 32-bit word. A tile
+ * is up to GEMM_MR_AVX512 rows by one 32-column panel; an odd k ends with a
+ * single element paired with zero, matching the zero the packing holds. */
+#include <immintrin.h>
+#include <string.h>
+
+#include "cpu/gemm_internal.h"
+
+#define MR GEMM_MR_AVX512
+#define NR GEMM_NR_AVX512
+#define INLINE static inline __attribute__((always_inline))
+
+INLINE __m512bh pair_at(const uint16_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return (__m512bh)_mm512_set1_epi32((int)v);
+}
+
+INLINE void tile(int rows, const uint16_t *A, int64_t lda, const uint16_t *W, int64_t k, float *acc)
+{
+    __m512 c0[MR], c1[MR];
+    for (int r = 0; r < rows; r++) c0[r] = c1[r] = _mm512_setzero_ps();
+    int64_t pairs = k / 2;
+    for (int64_t kp = 0; kp < pairs; kp++) {
+        __m512bh w0 = (__m512bh)_mm512_load_si512(W + kp * 2 * NR);
+        __m512bh w1 = (__m512bh)_mm512_load_si512(W + kp * 2 * NR + 32);
+        for (int r = 0; r < rows; r++) {
+            __m512bh a = pair_at(A + r * lda + 2 * kp);
+            c0[r] = _mm512_dpbf16_ps(c0[r], a, w0);
+            c1[r] = _mm512_dpbf16_ps(c1[r], a, w1);
+        }
+    }
+    if (k & 1) {
+        __m512bh w0 = (__m512bh)_mm512_load_si512(W + pairs * 2 * NR);
+        __m512bh w1 = (__m512bh)_mm512_load_si512(W + pairs * 2 * NR + 32);
+        for (int r = 0; r < rows; r++) {
+            __m512bh a = (__m512bh)_mm512_set1_epi32((int)A[r * lda + k - 1]);
+            c0[r] = _mm512_dpbf16_ps(c0[r], a, w0);
+            c1[r] = _mm512_dpbf16_ps(c1[r], a, w1);
+        }
+    }
+    for (int r = 0; r < rows; r++) {
+        _mm512_store_ps(acc + r * NR, c0[r]);
+        _mm512_store_ps(acc + r * NR + 16, c1[r]);
+    }
+}
+
+typedef void (*tile_fn)(const uint16_t *A, int64_t lda, const uint16_t *W, int64_t k, float *acc);
+
+#define TILE_FN(R)                                                                                               \
+    static void tile_##R(const uint16_t *A, int64_t lda, const uint16_t *W, int64_t k, float *acc)            \
+    {                                                                                                            \
+        tile(R, A, lda, W, k, acc);                                                                              \
+    }
+TILE_FN(1)
+TILE_FN(2)
+TILE_FN(3)
+TILE_FN(4)
+TILE_FN(5)
+TILE_FN(6)
+TILE_FN(7)
+TILE_FN(8)
+
+_Static_assert(MR == 8, "the table below lists one tile per row count");
+static const tile_fn k_tiles[MR + 1] = {NULL, tile_1, tile_2, tile_3, tile_4, tile_5, tile_6, tile_7, tile_8};
+
+void gemm_block_avx512bf16(const gemm_call *g, int64_t m0, int64_t m1, int64_t p0, int64_t p1)
+{
+    const cpu_packed *p = g->p;
+    float acc[MR * NR] __attribute__((aligned(64)));
+    for (int64_t panel = p0; panel < p1; panel++) {
+        const uint16_t *W = gemm_panel(p, panel);
+        for (int64_t i = m0; i < m1; i += MR) {
+            int rows = m1 - i < MR ? (int)(m1 - i) : MR;
+            k_tiles[rows]((const uint16_t *)g->A + i * g->lda, g->lda, W, p->k, acc);
+            gemm_epilogue_avx512(g, acc, rows, i, panel);
+        }
+    }
+}
