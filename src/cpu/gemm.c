@@ -25,6 +25,7 @@ static int path_mr(cpu_path path)
     case CPU_PATH_SCALAR: return GEMM_MR_SCALAR;
     case CPU_PATH_AVX2: return GEMM_MR_AVX2;
     case CPU_PATH_AMX: return GEMM_MR_AMX;
+    case CPU_PATH_AVX512BF16: return GEMM_MR_AVX512BF16;
     default: return GEMM_MR_AVX512;
     }
 }

@@ -75,6 +75,7 @@ void gemm_block_amx(const gemm_call *g, int64_t m0, int64_t m1, int64_t p0, int6
 #define GEMM_MR_SCALAR 4
 #define GEMM_MR_AVX2 6
 #define GEMM_MR_AVX512 8
+#define GEMM_MR_AVX512BF16 12
 #define GEMM_MR_AMX 32
 /* AMX tiles consume k in steps of 32 (16 pairs); its packing pads k to it. */
 #define GEMM_AMX_KSTEP 32

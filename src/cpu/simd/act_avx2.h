@@ -35,9 +35,14 @@ static inline __m256 act256_phi(__m256 x)
     const __m256 half = _mm256_set1_ps(0.5f);
     const __m256 one = _mm256_set1_ps(1.0f);
     __m256 t = _mm256_mul_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), x), _mm256_set1_ps(ACT_SQRT1_2));
+    /* t^2 = x^2 / 2 as a sum of two floats, so exp(-t^2) does not inherit
+     * the rounding of t (which would cost ~100 ulp in the far tail). */
     __m256 x2 = _mm256_mul_ps(x, x);
     __m256 t2 = _mm256_mul_ps(x2, half);
-    __m256 t2lo = _mm256_mul_ps(_mm256_fmsub_ps(x, x, x2), half);
+    /* Its low part from |x| clamped where exp(-t^2) is already 0, so an
+     * infinite x does not make it Inf - Inf. */
+    __m256 xc = _mm256_min_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), x), _mm256_set1_ps(16.0f));
+    __m256 t2lo = _mm256_mul_ps(_mm256_fmsub_ps(xc, xc, _mm256_mul_ps(xc, xc)), half);
     __m256 e = _mm256_fmadd_ps(_mm256_set1_ps(ACT_ERF_E5), t2, _mm256_set1_ps(ACT_ERF_E4));
     e = _mm256_fmadd_ps(e, t2, _mm256_set1_ps(ACT_ERF_E3));
     e = _mm256_fmadd_ps(e, t2, _mm256_set1_ps(ACT_ERF_E2));

@@ -36,7 +36,10 @@ static inline __m512 act512_phi(__m512 x)
      * the rounding of t (which would cost ~100 ulp in the far tail). */
     __m512 x2 = _mm512_mul_ps(x, x);
     __m512 t2 = _mm512_mul_ps(x2, half);
-    __m512 t2lo = _mm512_mul_ps(_mm512_fmsub_ps(x, x, x2), half);
+    /* Its low part from |x| clamped where exp(-t^2) is already 0, so an
+     * infinite x does not make it Inf - Inf. */
+    __m512 xc = _mm512_min_ps(_mm512_abs_ps(x), _mm512_set1_ps(16.0f));
+    __m512 t2lo = _mm512_mul_ps(_mm512_fmsub_ps(xc, xc, _mm512_mul_ps(xc, xc)), half);
     __m512 e = _mm512_fmadd_ps(_mm512_set1_ps(ACT_ERF_E5), t2, _mm512_set1_ps(ACT_ERF_E4));
     e = _mm512_fmadd_ps(e, t2, _mm512_set1_ps(ACT_ERF_E3));
     e = _mm512_fmadd_ps(e, t2, _mm512_set1_ps(ACT_ERF_E2));

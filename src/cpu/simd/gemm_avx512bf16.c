@@ -8,7 +8,7 @@
 
 #include "cpu/gemm_internal.h"
 
-#define MR GEMM_MR_AVX512
+#define MR GEMM_MR_AVX512BF16
 #define NR GEMM_NR_AVX512
 #define INLINE static inline __attribute__((always_inline))
 
@@ -63,9 +63,14 @@ TILE_FN(5)
 TILE_FN(6)
 TILE_FN(7)
 TILE_FN(8)
+TILE_FN(9)
+TILE_FN(10)
+TILE_FN(11)
+TILE_FN(12)
 
-_Static_assert(MR == 8, "the table below lists one tile per row count");
-static const tile_fn k_tiles[MR + 1] = {NULL, tile_1, tile_2, tile_3, tile_4, tile_5, tile_6, tile_7, tile_8};
+_Static_assert(MR == 12, "the table below lists one tile per row count");
+static const tile_fn k_tiles[MR + 1] = {NULL, tile_1, tile_2, tile_3, tile_4, tile_5, tile_6, tile_7, tile_8,
+                                        tile_9, tile_10, tile_11, tile_12};
 
 void gemm_block_avx512bf16(const gemm_call *g, int64_t m0, int64_t m1, int64_t p0, int64_t p1)
 {
