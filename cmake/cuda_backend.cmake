@@ -1,13 +1,28 @@
-# The CUDA backend: a fat binary for Ampere, Hopper (sm_90a for wgmma/TMA)
-# and PTX for newer GPUs. Only files under src/cuda/ see CUDA headers.
+# The CUDA backend: a fat binary for Ampere (sm_80), Hopper (sm_90a) and PTX
+# for newer GPUs. Only files under src/cuda/ see CUDA headers. The C files
+# there build with the library's -Wall -Wextra -Werror; the .cu files get the
+# same warnings from the host compiler and nvcc's own diagnostics as errors.
+# src/core/no_cuda.c stands in for this backend in builds without it.
+get_target_property(FMLP_LIB_SRC fmlp SOURCES)
+list(FILTER FMLP_LIB_SRC EXCLUDE REGEX "src/core/no_cuda\\.c$")
+set_property(TARGET fmlp PROPERTY SOURCES ${FMLP_LIB_SRC})
 file(GLOB FMLP_CUDA_SRC CONFIGURE_DEPENDS src/cuda/*.cu src/cuda/*.c)
-set(CMAKE_CUDA_ARCHITECTURES OFF)
+set_target_properties(fmlp PROPERTIES CUDA_ARCHITECTURES OFF)
+set(CMAKE_CUDA_STANDARD 17)
 target_sources(fmlp PRIVATE ${FMLP_CUDA_SRC})
 set_source_files_properties(${FMLP_CUDA_SRC} PROPERTIES INCLUDE_DIRECTORIES "${CMAKE_SOURCE_DIR}/src")
 target_compile_options(fmlp PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:
   -gencode=arch=compute_80,code=sm_80
   -gencode=arch=compute_90a,code=sm_90a
   -gencode=arch=compute_90,code=compute_90
-  -Xcompiler=-Wall,-Wextra -O3>)
+  -Xcompiler=-Wall,-Wextra,-Werror -Werror=all-warnings -O3>)
 target_compile_definitions(fmlp PUBLIC FMLP_HAVE_CUDA=1)
 target_link_libraries(fmlp PUBLIC CUDA::cudart_static CUDA::cublasLt CUDA::cupti)
+message(STATUS "fmlp: CUDA ${CUDAToolkit_VERSION} at ${CUDAToolkit_BIN_DIR}; kernels for sm_80, sm_90a, PTX compute_90")
+
+# The GPU benchmark driver (bench/cuda/run.sh runs it beside PyTorch).
+if(EXISTS ${CMAKE_SOURCE_DIR}/bench/cuda/bench_cuda.c)
+  add_executable(fmlp_bench_cuda ${CMAKE_SOURCE_DIR}/bench/cuda/bench_cuda.c)
+  target_include_directories(fmlp_bench_cuda PRIVATE ${CMAKE_SOURCE_DIR}/src)
+  target_link_libraries(fmlp_bench_cuda PRIVATE fmlp)
+endif()

@@ -7,6 +7,8 @@
 #include "core/kernel.h"
 #include "fmlp.h"
 
+struct fmlp_profiler;
+
 typedef struct fmlp_backend {
     const char *name; /* "cpu", "cuda" */
     fmlp_status (*init)(fmlp_ctx *ctx, const fmlp_ctx_options *opt);
@@ -37,6 +39,35 @@ typedef struct fmlp_backend {
     fmlp_status (*copy)(fmlp_ctx *ctx, void *dst, fmlp_device dst_dev, const void *src, fmlp_device src_dev,
                         size_t bytes);
     fmlp_status (*synchronize)(fmlp_ctx *ctx); /* optional */
+
+    /* ---- Optional, implemented by the CUDA backend only (NULL elsewhere). ---- */
+
+    /* CUDA graphs. The key is bytes the executor builds from everything a
+     * replay depends on: the MLP, the resolved mode, rows, and the device
+     * pointers and row strides of x, y and the workspace. graph_launch sets
+     * *hit when a cached graph for the key ran the forward. On a miss,
+     * graph_begin starts capturing the context's stream, the executor runs
+     * the plan as usual (kernels are recorded, not run), and graph_end
+     * instantiates the capture, caches it under the key and launches it.
+     * After a successful graph_begin, graph_end must follow even when a run
+     * failed: pass key NULL to discard the capture. Graphs that point at
+     * packed weights are dropped by unpack. `correlation` tags the launch for
+     * the profiler (0 when none records). */
+    fmlp_status (*graph_launch)(fmlp_ctx *ctx, const void *key, size_t key_bytes, int64_t correlation, bool *hit);
+    fmlp_status (*graph_begin)(fmlp_ctx *ctx);
+    fmlp_status (*graph_end)(fmlp_ctx *ctx, const void *key, size_t key_bytes, int64_t correlation);
+
+    /* GPU activity. prof_start turns device activity collection on (call it
+     * when a profiler starts collecting, before the first recorded step);
+     * prof_stop waits for the device, hands every kernel, memcpy, memset and
+     * launch-API record since prof_start to `prof` through
+     * fmlp_prof_record_add, and turns collection off again so no slowdown
+     * stays behind. Records carry the correlation passed to run(). */
+    fmlp_status (*prof_start)(fmlp_ctx *ctx);
+    fmlp_status (*prof_stop)(fmlp_ctx *ctx, struct fmlp_profiler *prof);
+    /* Kineto's "deviceProperties" entry for the context's device: one JSON
+     * object written to buf (NUL-terminated); returns its length, or -1. */
+    int (*device_json)(fmlp_ctx *ctx, char *buf, size_t cap);
 } fmlp_backend;
 
 extern const fmlp_backend fmlp_cpu_backend;

@@ -1,0 +1,302 @@
+/* Why: checks and times fmlp's CUDA kernels on their own, without the rest
+ * of the library, so a device run can validate every GEMM variant and
+ * pointwise kernel (random data, poisoned outputs, f64 reference on sampled
+ * rows) and report its speed on the tutorial's GeGLU shapes.
+ * Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Isrc
+ *        bench/cuda/kernel_check.cu src/cuda/gemm.cu src/cuda/pointwise.cu */
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <vector>
+
+#include "cuda/kernels.h"
+#include "fmlp.h"
+
+#define CK(x)                                                                                   \
+    do {                                                                                        \
+        cudaError_t e_ = (x);                                                                   \
+        if (e_ != cudaSuccess) {                                                                \
+            printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__);     \
+            exit(1);                                                                            \
+        }                                                                                       \
+    } while (0)
+
+static uint64_t rng = 88172645463325252ull;
+static double urand(double lo, double hi)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return lo + (hi - lo) * ((double)(rng >> 11) / 9007199254740992.0);
+}
+
+static size_t esize(int dt) { return dt == FMLP_F32 ? 4 : 2; }
+static double rounded(int dt, double v)
+{
+    if (dt == FMLP_BF16) return (double)__bfloat162float(__float2bfloat16_rn((float)v));
+    if (dt == FMLP_F16) return (double)__half2float(__float2half_rn((float)v));
+    return (double)(float)v;
+}
+static void put(int dt, void *p, size_t i, double v)
+{
+    if (dt == FMLP_BF16) ((__nv_bfloat16 *)p)[i] = __float2bfloat16_rn((float)v);
+    else if (dt == FMLP_F16) ((__half *)p)[i] = __float2half_rn((float)v);
+    else ((float *)p)[i] = (float)v;
+}
+static double get(int dt, const void *p, size_t i)
+{
+    if (dt == FMLP_BF16) return __bfloat162float(((const __nv_bfloat16 *)p)[i]);
+    if (dt == FMLP_F16) return __half2float(((const __half *)p)[i]);
+    return ((const float *)p)[i];
+}
+static double act_d(int act, double x)
+{
+    switch (act) {
+    case FMLP_ACT_GELU: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
+    case FMLP_ACT_GELU_TANH: return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+    case FMLP_ACT_SILU: return x / (1.0 + exp(-x));
+    case FMLP_ACT_RELU: return x > 0 ? x : 0;
+    default: return x;
+    }
+}
+static const char *dtn(int dt) { return dt == FMLP_F32 ? "f32" : dt == FMLP_BF16 ? "bf16" : "f16"; }
+static double tol(int dt) { return dt == FMLP_F32 ? 1e-5 : dt == FMLP_BF16 ? 1e-2 : 2e-3; }
+
+static int fails = 0, checks = 0;
+
+/* One GEMM check: x (m, k) with row stride ldx (elements), weights (n, k)
+ * per branch, packed as the backend packs them. */
+static void check_gemm(int dt, bool glu, int act, int64_t m, int64_t n, int64_t k, int64_t ldx, bool bias,
+                       fmlp_cu_gemm_variant v)
+{
+    const size_t es = esize(dt);
+    const int64_t nw = glu ? 2 * ((n + 7) / 8 * 8) : n;
+    std::vector<double> xs(m * k), wg(n * k), wu(glu ? n * k : 0), bg(n), bu(n);
+    std::vector<char> hx(m * ldx * es), hw(nw * k * es, 0), hb(nw * es, 0);
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < k; j++) {
+            xs[i * k + j] = rounded(dt, urand(-1, 1));
+            put(dt, hx.data(), i * ldx + j, xs[i * k + j]);
+        }
+    const double sc = 1.0 / sqrt((double)k);
+    for (auto &e : wg) e = rounded(dt, urand(-sc, sc));
+    for (auto &e : wu) e = rounded(dt, urand(-sc, sc));
+    for (auto &e : bg) e = bias ? rounded(dt, urand(-sc, sc)) : 0;
+    for (auto &e : bu) e = bias ? rounded(dt, urand(-sc, sc)) : 0;
+    for (int64_t r = 0; r < n; r++) {
+        const int64_t pg = glu ? (r / 8) * 16 + r % 8 : r, pu = pg + 8;
+        for (int64_t j = 0; j < k; j++) {
+            put(dt, hw.data(), pg * k + j, wg[r * k + j]);
+            if (glu) put(dt, hw.data(), pu * k + j, wu[r * k + j]);
+        }
+        put(dt, hb.data(), pg, bg[r]);
+        if (glu) put(dt, hb.data(), pu, bu[r]);
+    }
+    void *dx, *dw, *db, *dout;
+    const int64_t ldo = n + 3;
+    CK(cudaMalloc(&dx, hx.size()));
+    CK(cudaMalloc(&dw, hw.size()));
+    CK(cudaMalloc(&db, hb.size()));
+    CK(cudaMalloc(&dout, m * ldo * es));
+    CK(cudaMemcpy(dx, hx.data(), hx.size(), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dw, hw.data(), hw.size(), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(db, hb.data(), hb.size(), cudaMemcpyHostToDevice));
+    CK(cudaMemset(dout, 0xff, m * ldo * es));
+    fmlp_cu_gemm_args a = {dt, act, glu, m, n, k, nw, dx, ldx, dw, bias ? db : NULL, dout, ldo};
+    CK(fmlp_cu_gemm(0, &a, v));
+    CK(cudaDeviceSynchronize());
+    std::vector<char> ho(m * ldo * es);
+    CK(cudaMemcpy(ho.data(), dout, ho.size(), cudaMemcpyDeviceToHost));
+    double num = 0, den = 0;
+    const int64_t step = m > 256 ? m / 97 + 1 : 1;
+    for (int64_t i = 0; i < m; i += (i + step < m || i == m - 1) ? step : (m - 1 - i)) {
+        for (int64_t c = 0; c < n; c++) {
+            double g = bg[c], u = bu[c];
+            for (int64_t j = 0; j < k; j++) {
+                g += xs[i * k + j] * wg[c * k + j];
+                if (glu) u += xs[i * k + j] * wu[c * k + j];
+            }
+            const double ref = glu ? act_d(act, g) * u : act_d(act, g);
+            const double got = get(dt, ho.data(), i * ldo + c);
+            const double d = got - ref;
+            num += isfinite(got) ? d * d : INFINITY;
+            den += ref * ref;
+        }
+        if (i == m - 1) break;
+    }
+    const double err = sqrt(num / den);
+    const bool ok = err <= tol(dt);
+    checks++;
+    if (!ok) fails++;
+    printf("%s gemm %-4s %-28s %s act=%d m=%-5lld n=%-5lld k=%-5lld ldx=%-5lld bias=%d err=%.2e\n", ok ? "ok  " : "FAIL", dtn(dt),
+           fmlp_cu_gemm_name(&a, v), glu ? "glu " : "plain", act, (long long)m, (long long)n, (long long)k,
+           (long long)ldx, bias, err);
+    cudaFree(dx);
+    cudaFree(dw);
+    cudaFree(db);
+    cudaFree(dout);
+}
+
+static void check_pw(int dt, int op, int act, int64_t rows, int64_t cols, int64_t ld, bool vec)
+{
+    const size_t es = esize(dt);
+    std::vector<char> ha(rows * ld * es), hb(rows * ld * es), ho(rows * ld * es);
+    for (int64_t i = 0; i < rows * ld; i++) {
+        put(dt, ha.data(), i, urand(-4, 4));
+        put(dt, hb.data(), i, urand(-2, 2));
+    }
+    void *da, *db, *dout;
+    CK(cudaMalloc(&da, ha.size()));
+    CK(cudaMalloc(&db, hb.size()));
+    CK(cudaMalloc(&dout, ho.size()));
+    CK(cudaMemcpy(da, ha.data(), ha.size(), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(db, hb.data(), hb.size(), cudaMemcpyHostToDevice));
+    CK(cudaMemset(dout, 0xff, ho.size()));
+    if (vec && !fmlp_cu_pw_can_vec(dt, cols, da, ld, db, ld, dout, ld)) {
+        printf("skip pw vec ld=%lld\n", (long long)ld);
+        return;
+    }
+    const char *name = "";
+    CK(fmlp_cu_pointwise(0, true, dt, op, act, vec, rows, cols, da, ld, db, ld, dout, ld, &name));
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(ho.data(), dout, ho.size(), cudaMemcpyDeviceToHost));
+    double num = 0, den = 0;
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++) {
+            const size_t i = r * ld + c;
+            const double a = get(dt, ha.data(), i), b = get(dt, hb.data(), i);
+            const double ref = op == FMLP_CU_PW_ACT ? act_d(act, a) : op == FMLP_CU_PW_MUL ? a * b : act_d(act, a) * b;
+            const double got = get(dt, ho.data(), i);
+            num += isfinite(got) ? (got - ref) * (got - ref) : INFINITY;
+            den += ref * ref;
+        }
+    const double err = sqrt(num / den);
+    const bool ok = err <= tol(dt) * 0.5;
+    checks++;
+    if (!ok) fails++;
+    printf("%s pw   %-28s rows=%lld cols=%lld ld=%lld err=%.2e\n", ok ? "ok  " : "FAIL", name, (long long)rows,
+           (long long)cols, (long long)ld, err);
+    cudaFree(da);
+    cudaFree(db);
+    cudaFree(dout);
+}
+
+static float time_it(cudaStream_t s, const fmlp_cu_gemm_args *a, fmlp_cu_gemm_variant v, int iters)
+{
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    for (int i = 0; i < 5; i++) CK(fmlp_cu_gemm(s, a, v));
+    CK(cudaEventRecord(e0, s));
+    for (int i = 0; i < iters; i++) CK(fmlp_cu_gemm(s, a, v));
+    CK(cudaEventRecord(e1, s));
+    CK(cudaEventSynchronize(e1));
+    float ms;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    return ms * 1000.0f / iters;
+}
+
+int main(void)
+{
+    const bool quick = getenv("KC_QUICK") != NULL;
+    int sms = 0;
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    const int dts[3] = {FMLP_BF16, FMLP_F16, FMLP_F32};
+    const int64_t ms[] = {1, 5, 16, 33, 64, 65, 130, 1000};
+    for (int d = 0; d < 3; d++) {
+        const int dt = dts[d];
+        for (int64_t m : ms) {
+            const fmlp_cu_gemm_variant vs[4] = {FMLP_CU_GEMM_SIMT, FMLP_CU_GEMM_GEMV, FMLP_CU_GEMM_TILE64,
+                                                FMLP_CU_GEMM_TILE128};
+            if (quick && m > 130) continue;
+            for (int vi = 0; vi < 4; vi++) {
+                if (dt == FMLP_F32 && vi > 0) continue;
+                if (vi == 1 && m > 64) continue;
+                if (dt == FMLP_F32 && m > 200) continue;
+                check_gemm(dt, true, FMLP_ACT_GELU_TANH, m, 136, 264, 264, true, vs[vi]);
+                check_gemm(dt, false, FMLP_ACT_NONE, m, 100, 72, 80, true, vs[vi]);
+                check_gemm(dt, false, FMLP_ACT_SILU, m, 36, 40, 40, false, vs[vi]);
+                check_gemm(dt, true, FMLP_ACT_SILU, m, 13, 24, 24, false, vs[vi]);
+            }
+        }
+        check_gemm(dt, true, FMLP_ACT_GELU_TANH, 7, 50, 33, 35, true, FMLP_CU_GEMM_SIMT);
+        if (dt != FMLP_F32 && !quick) {
+            check_gemm(dt, true, FMLP_ACT_GELU_TANH, 1000, 3072, 768, 768, true, FMLP_CU_GEMM_TILE128);
+            check_gemm(dt, true, FMLP_ACT_GELU_TANH, 64, 3072, 768, 768, true, FMLP_CU_GEMM_GEMV);
+            check_gemm(dt, false, FMLP_ACT_NONE, 300, 768, 3072, 3072, true, FMLP_CU_GEMM_TILE64);
+        }
+        for (int op = 0; op < 3; op++)
+            for (int act = 1; act <= 4; act++) {
+                if (op == FMLP_CU_PW_MUL && act > 1) continue;
+                check_pw(dt, op, act, 37, 200, 208, true);
+                check_pw(dt, op, act, 37, 203, 205, false);
+            }
+    }
+
+    if (quick) {
+        printf("\n%d checks, %d failed\n", checks, fails);
+        return fails ? 1 : 0;
+    }
+    /* Speed on the tutorial GeGLU (768 -> 3072 -> 768, bf16). */
+    cudaStream_t s;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    const int64_t dim = 768, hid = 3072;
+    const int64_t rows[] = {1, 16, 64, 128, 1024, 8192, 32768};
+    void *x, *w, *b, *h, *w2, *y;
+    CK(cudaMalloc(&x, 32768 * dim * 2));
+    CK(cudaMalloc(&w, 2 * hid * dim * 2));
+    CK(cudaMalloc(&b, 2 * hid * 2));
+    CK(cudaMalloc(&h, 32768 * hid * 2));
+    CK(cudaMalloc(&w2, hid * dim * 2));
+    CK(cudaMalloc(&y, 32768 * dim * 2));
+    {
+        std::vector<__nv_bfloat16> tmp(32768 * dim);
+        for (auto &e : tmp) e = __float2bfloat16_rn((float)urand(-1, 1));
+        CK(cudaMemcpy(x, tmp.data(), tmp.size() * 2, cudaMemcpyHostToDevice));
+        tmp.resize(2 * hid * dim);
+        for (auto &e : tmp) e = __float2bfloat16_rn((float)urand(-0.036, 0.036));
+        CK(cudaMemcpy(w, tmp.data(), tmp.size() * 2, cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(w2, tmp.data(), hid * dim * 2, cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(b, tmp.data(), 2 * hid * 2, cudaMemcpyHostToDevice));
+    }
+    printf("\n%-6s %-34s %10s %9s | %-34s %10s %9s\n", "rows", "glu kernel", "us", "TFLOP/s", "down kernel", "us",
+           "TFLOP/s");
+    for (int64_t m : rows) {
+        fmlp_cu_gemm_args g = {FMLP_BF16, FMLP_ACT_GELU_TANH, true, m, hid, dim, 2 * hid, x, dim, w, b, h, hid};
+        fmlp_cu_gemm_args dn = {FMLP_BF16, FMLP_ACT_NONE, false, m, dim, hid, dim, h, hid, w2, b, y, dim};
+        const fmlp_cu_gemm_variant cand[3] = {FMLP_CU_GEMM_GEMV, FMLP_CU_GEMM_TILE64, FMLP_CU_GEMM_TILE128};
+        for (int c = 0; c < 3; c++) {
+            if (c == 0 && m > 64) continue;
+            const int iters = m >= 8192 ? 20 : 200;
+            const float tg = time_it(s, &g, cand[c], iters);
+            const float td = time_it(s, &dn, cand[c], iters);
+            const double fl = 2.0 * m * dim * 2 * hid;
+            printf("%-6lld %-34s %10.2f %9.1f | %-34s %10.2f %9.1f%s\n", (long long)m, fmlp_cu_gemm_name(&g, cand[c]),
+                   tg, fl / tg * 1e-6, fmlp_cu_gemm_name(&dn, cand[c]), td, fl / 2 / td * 1e-6,
+                   cand[c] == fmlp_cu_gemm_pick(&g, sms) ? "  <- picked" : "");
+        }
+    }
+    {
+        const char *name;
+        cudaEvent_t e0, e1;
+        CK(cudaEventCreate(&e0));
+        CK(cudaEventCreate(&e1));
+        for (int64_t m : rows) {
+            CK(cudaEventRecord(e0, s));
+            for (int i = 0; i < 50; i++)
+                CK(fmlp_cu_pointwise(s, true, FMLP_BF16, FMLP_CU_PW_GLU, FMLP_ACT_GELU_TANH, true, m, hid, h, hid, h,
+                                     hid, h, hid, &name));
+            CK(cudaEventRecord(e1, s));
+            CK(cudaEventSynchronize(e1));
+            float ms_;
+            CK(cudaEventElapsedTime(&ms_, e0, e1));
+            const double us = ms_ * 1000 / 50;
+            printf("pw %-28s rows=%-6lld %8.2f us %7.0f GB/s\n", name, (long long)m, us, 3.0 * m * hid * 2 / us * 1e-3);
+        }
+    }
+    printf("\n%d checks, %d failed\n", checks, fails);
+    return fails ? 1 : 0;
+}

@@ -1,0 +1,114 @@
+/* Why: the CUDA backend is split by concern (device and memory, cuBLASLt,
+ * graphs, CUPTI); this is the state they share, one per context, and the
+ * packed-weight record every GEMM path reads. */
+#ifndef FMLP_CUDA_INTERNAL_H
+#define FMLP_CUDA_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include "core/internal.h"
+
+#define FMLP_CU_LT_CACHE 128
+#define FMLP_CU_GRAPHS 64
+#define FMLP_CU_FREE_BLOCKS 64
+#define FMLP_CU_SEEN_PTRS 32
+
+/* One cuBLASLt problem, ready to launch: descriptors and the heuristic's
+ * algorithm, keyed by everything they depend on. */
+typedef struct {
+    fmlp_dtype dtype;
+    int64_t m, n, k, ldx, ldy;
+    const void *w, *bias;
+    int align_x, align_y;
+    cublasLtMatmulDesc_t op;
+    cublasLtMatrixLayout_t la, lb, lc;
+    cublasLtMatmulAlgo_t algo;
+} fmlp_cu_lt_plan;
+
+typedef struct {
+    void *key;
+    size_t key_bytes;
+    cudaGraphExec_t exec;
+    uint64_t last_use;
+} fmlp_cu_graph;
+
+typedef struct {
+    void *p;
+    size_t bytes;
+} fmlp_cu_block;
+
+typedef struct {
+    int device;
+    int sm_count;
+    cudaStream_t stream;         /* every forward's work, in order */
+    cudaStream_t capture_stream; /* graph capture, on the capturing thread only */
+    bool force_own;              /* FMLP_CUDA_OWN_GEMM=1: fmlp's GEMMs instead of cuBLASLt */
+    pthread_mutex_t lock;        /* guards the caches below */
+
+    cublasLtHandle_t lt;
+    void *lt_ws;
+    size_t lt_ws_bytes;
+    fmlp_cu_lt_plan lt_plans[FMLP_CU_LT_CACHE];
+    int n_lt;
+
+    pthread_mutex_t graph_lock; /* held from graph_begin to graph_end */
+    fmlp_cu_graph graphs[FMLP_CU_GRAPHS];
+    int n_graphs;
+    uint64_t graph_clock;
+
+    fmlp_cu_block *live; /* device allocations handed out */
+    int n_live, cap_live;
+    fmlp_cu_block cached[FMLP_CU_FREE_BLOCKS]; /* freed, kept for reuse */
+    int n_cached;
+    int64_t live_bytes;
+
+    const void *seen[FMLP_CU_SEEN_PTRS]; /* pointers already checked to be device memory */
+    int seen_next;
+} fmlp_cu_state;
+
+/* A Linear's weights on the device. GLU: gate and up interleaved in blocks
+ * of 8 rows, nw = 2 * round_up(n, 8) rows, bias likewise (zeros in padding). */
+typedef struct {
+    fmlp_dtype dtype;
+    bool glu;
+    int64_t n, k, nw;
+    void *w; /* (nw, k) row-major */
+    void *b; /* (nw) or NULL */
+} fmlp_cu_packed;
+
+static inline fmlp_cu_state *fmlp_cu_state_of(fmlp_ctx *ctx) { return (fmlp_cu_state *)ctx->be_state; }
+
+/* A failed CUDA call as a status with a message naming the call. */
+fmlp_status fmlp_cu_fail(cudaError_t e, const char *what);
+/* The stream kernels go to on the calling thread (the capture stream while
+ * this thread captures a graph). */
+cudaStream_t fmlp_cu_stream(fmlp_cu_state *st);
+void fmlp_cu_set_capturing(fmlp_cu_state *st, bool on);
+
+/* cuBLASLt: out (m, n) = x (m, k) · wᵀ + bias, the way aten::addmm runs. */
+fmlp_status fmlp_cu_lt_init(fmlp_cu_state *st);
+void fmlp_cu_lt_fini(fmlp_cu_state *st);
+fmlp_status fmlp_cu_lt_gemm(fmlp_cu_state *st, cudaStream_t s, fmlp_dtype dt, int64_t m, int64_t n, int64_t k,
+                            const void *x, int64_t ldx, const void *w, const void *bias, void *y, int64_t ldy);
+const char *fmlp_cu_lt_name(fmlp_dtype dt, bool bias);
+
+/* Graphs (backend table entries) and their cache. */
+fmlp_status fmlp_cu_graph_launch(fmlp_ctx *ctx, const void *key, size_t key_bytes, int64_t correlation, bool *hit);
+fmlp_status fmlp_cu_graph_begin(fmlp_ctx *ctx);
+fmlp_status fmlp_cu_graph_end(fmlp_ctx *ctx, const void *key, size_t key_bytes, int64_t correlation);
+void fmlp_cu_graph_clear(fmlp_cu_state *st);
+
+/* CUPTI (backend table entries) and the launch-side tagging. */
+fmlp_status fmlp_cu_prof_start(fmlp_ctx *ctx);
+fmlp_status fmlp_cu_prof_stop(fmlp_ctx *ctx, struct fmlp_profiler *prof);
+bool fmlp_cu_prof_active(void);
+/* Tags the launches between push and pop with the profiler's correlation. */
+void fmlp_cu_prof_push(int64_t correlation);
+void fmlp_cu_prof_pop(void);
+
+#endif

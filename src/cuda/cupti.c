@@ -1,0 +1,375 @@
+/* Why: the profiler shows GPU work the way torch.profiler does, with the
+ * real kernel names (cuBLASLt's nvjet/xmma kernels included), the launch
+ * calls on the CPU lane and flow arrows between them. CUPTI's Activity API
+ * delivers those records; this file turns them into the profiler's plain
+ * records on fmlp's clock, joined to the executor's correlation ids through
+ * external correlation, and switches CUPTI off again when a window closes so
+ * profiling leaves no slowdown behind. CUPTI is per process, so its state
+ * here is too: one collection at a time. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cupti.h>
+
+#include "core/clock.h"
+#include "core/error.h"
+#include "cuda/cuda_internal.h"
+#include "profiler/hook.h"
+
+#define CUPTI_BUFFER_BYTES ((size_t)4 << 20)
+/* Correlation ids of launches nobody tagged, moved clear of the profiler's. */
+#define UNTAGGED_BASE ((int64_t)1 << 40)
+
+typedef enum { CR_KERNEL, CR_RUNTIME, CR_DRIVER, CR_MEMCPY, CR_MEMSET } cr_kind;
+
+typedef struct {
+    cr_kind kind;
+    uint32_t corr, device, stream, tid, cbid;
+    uint64_t t0, t1, bytes;
+    const char *name; /* interned (kernels), or static */
+    int grid[3], block[3], regs, smem;
+} cr_rec;
+
+static struct {
+    pthread_mutex_t lock;
+    volatile int active;
+    cr_rec *recs;
+    size_t n, cap;
+    struct {
+        uint32_t corr;
+        uint64_t ext;
+    } *ext;
+    size_t n_ext, cap_ext;
+    char **names;
+    size_t n_names, cap_names;
+    struct {
+        uint32_t cupti_tid;
+        int tid;
+    } threads[64];
+    int n_threads;
+} G = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static const CUpti_ActivityKind KINDS[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
+    CUPTI_ACTIVITY_KIND_MEMCPY,            CUPTI_ACTIVITY_KIND_MEMSET,  CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+};
+#define N_KINDS (sizeof KINDS / sizeof KINDS[0])
+
+bool fmlp_cu_prof_active(void) { return G.active != 0; }
+
+void fmlp_cu_prof_push(int64_t correlation)
+{
+    const uint32_t self = (uint32_t)pthread_self();
+    bool known = false;
+    pthread_mutex_lock(&G.lock);
+    for (int i = 0; i < G.n_threads && !known; i++) known = G.threads[i].cupti_tid == self;
+    if (!known && G.n_threads < 64) {
+        G.threads[G.n_threads].cupti_tid = self;
+        G.threads[G.n_threads].tid = fmlp_thread_id();
+        G.n_threads++;
+    }
+    pthread_mutex_unlock(&G.lock);
+    cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, (uint64_t)correlation);
+}
+
+void fmlp_cu_prof_pop(void)
+{
+    uint64_t id;
+    cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &id);
+}
+
+static uint64_t CUPTIAPI now_cb(void) { return (uint64_t)fmlp_now_ns(); }
+
+static const char *intern(const char *s)
+{
+    for (size_t i = 0; i < G.n_names; i++)
+        if (strcmp(G.names[i], s) == 0) return G.names[i];
+    if (G.n_names == G.cap_names) {
+        size_t cap = G.cap_names ? 2 * G.cap_names : 64;
+        char **nn = realloc(G.names, cap * sizeof *nn);
+        if (!nn) return "kernel";
+        G.names = nn;
+        G.cap_names = cap;
+    }
+    char *c = strdup(s);
+    if (!c) return "kernel";
+    G.names[G.n_names++] = c;
+    return c;
+}
+
+static cr_rec *push_rec(void)
+{
+    if (G.n == G.cap) {
+        size_t cap = G.cap ? 2 * G.cap : 4096;
+        cr_rec *nr = realloc(G.recs, cap * sizeof *nr);
+        if (!nr) return NULL;
+        G.recs = nr;
+        G.cap = cap;
+    }
+    cr_rec *r = &G.recs[G.n++];
+    memset(r, 0, sizeof *r);
+    return r;
+}
+
+static void take(const CUpti_Activity *a)
+{
+    switch (a->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+    case CUPTI_ACTIVITY_KIND_KERNEL: {
+        const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)a;
+        cr_rec *r = push_rec();
+        if (!r) return;
+        r->kind = CR_KERNEL;
+        r->corr = k->correlationId;
+        r->device = k->deviceId;
+        r->stream = k->streamId;
+        r->t0 = k->start;
+        r->t1 = k->end;
+        r->name = intern(k->name ? k->name : "kernel");
+        r->grid[0] = k->gridX;
+        r->grid[1] = k->gridY;
+        r->grid[2] = k->gridZ;
+        r->block[0] = k->blockX;
+        r->block[1] = k->blockY;
+        r->block[2] = k->blockZ;
+        r->regs = k->registersPerThread;
+        r->smem = k->staticSharedMemory + k->dynamicSharedMemory;
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER: {
+        const CUpti_ActivityAPI *api = (const CUpti_ActivityAPI *)a;
+        cr_rec *r = push_rec();
+        if (!r) return;
+        r->kind = a->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? CR_RUNTIME : CR_DRIVER;
+        r->corr = api->correlationId;
+        r->cbid = api->cbid;
+        r->tid = api->threadId;
+        r->t0 = api->start;
+        r->t1 = api->end;
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+        const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)a;
+        cr_rec *r = push_rec();
+        if (!r) return;
+        r->kind = CR_MEMCPY;
+        r->corr = m->correlationId;
+        r->device = m->deviceId;
+        r->stream = m->streamId;
+        r->t0 = m->start;
+        r->t1 = m->end;
+        r->bytes = m->bytes;
+        r->cbid = m->copyKind;
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+        const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)a;
+        cr_rec *r = push_rec();
+        if (!r) return;
+        r->kind = CR_MEMSET;
+        r->corr = m->correlationId;
+        r->device = m->deviceId;
+        r->stream = m->streamId;
+        r->t0 = m->start;
+        r->t1 = m->end;
+        r->bytes = m->bytes;
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+        const CUpti_ActivityExternalCorrelation *x = (const CUpti_ActivityExternalCorrelation *)a;
+        if (x->externalKind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) return;
+        if (G.n_ext == G.cap_ext) {
+            size_t cap = G.cap_ext ? 2 * G.cap_ext : 4096;
+            void *ne = realloc(G.ext, cap * sizeof *G.ext);
+            if (!ne) return;
+            G.ext = ne;
+            G.cap_ext = cap;
+        }
+        G.ext[G.n_ext].corr = x->correlationId;
+        G.ext[G.n_ext].ext = x->externalId;
+        G.n_ext++;
+        break;
+    }
+    default: break;
+    }
+}
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    *buffer = aligned_alloc(8, CUPTI_BUFFER_BYTES);
+    *size = *buffer ? CUPTI_BUFFER_BYTES : 0;
+    *max_records = 0;
+}
+
+static void CUPTIAPI buffer_completed(CUcontext c, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
+{
+    (void)c;
+    (void)stream;
+    (void)size;
+    CUpti_Activity *a = NULL;
+    pthread_mutex_lock(&G.lock);
+    while (valid && cuptiActivityGetNextRecord(buffer, valid, &a) == CUPTI_SUCCESS) take(a);
+    pthread_mutex_unlock(&G.lock);
+    free(buffer);
+}
+
+static fmlp_status cupti_fail(CUptiResult r, const char *what)
+{
+    const char *msg = "";
+    cuptiGetResultString(r, &msg);
+    return fmlp_fail(FMLP_ERR_DEVICE, "CUPTI %s failed: %s; GPU activity cannot be recorded", what, msg);
+}
+
+static void clear_collected(void)
+{
+    for (size_t i = 0; i < G.n_names; i++) free(G.names[i]);
+    G.n_names = 0;
+    G.n = 0;
+    G.n_ext = 0;
+    G.n_threads = 0;
+}
+
+fmlp_status fmlp_cu_prof_start(fmlp_ctx *ctx)
+{
+    (void)ctx;
+    if (G.active) return fmlp_fail(FMLP_ERR_UNSUPPORTED, "GPU activity is already being recorded by another profiler; stop it first");
+    pthread_mutex_lock(&G.lock);
+    clear_collected();
+    pthread_mutex_unlock(&G.lock);
+    CUptiResult r = cuptiActivityRegisterTimestampCallback(now_cb);
+    if (r != CUPTI_SUCCESS) return cupti_fail(r, "timestamp callback");
+    r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+    if (r != CUPTI_SUCCESS) return cupti_fail(r, "buffer callbacks");
+    for (size_t i = 0; i < N_KINDS; i++) {
+        r = cuptiActivityEnable(KINDS[i]);
+        if (r != CUPTI_SUCCESS) {
+            for (size_t j = 0; j < i; j++) cuptiActivityDisable(KINDS[j]);
+            return cupti_fail(r, "cuptiActivityEnable");
+        }
+    }
+    G.active = 1;
+    return FMLP_OK;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* G.ext sorted by CUPTI correlation id (its first member). */
+static int64_t ext_of(uint32_t corr)
+{
+    size_t lo = 0, hi = G.n_ext;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (G.ext[mid].corr < corr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < G.n_ext && G.ext[lo].corr == corr ? (int64_t)G.ext[lo].ext : 0;
+}
+
+static int cmp_ext(const void *a, const void *b) { return cmp_u32(a, b); }
+
+static const char *api_name(const cr_rec *r, char *buf, size_t len)
+{
+    const char *n = NULL;
+    cuptiGetCallbackName(r->kind == CR_RUNTIME ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, r->cbid, &n);
+    snprintf(buf, len, "%s", n ? n : "cudaApi");
+    char *v = strstr(buf, "_v");
+    if (v && v[2] >= '0' && v[2] <= '9') *v = 0;
+    return buf;
+}
+
+static bool api_worth_showing(const char *n)
+{
+    static const char *keep[] = {"cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaMalloc",
+                                 "cudaFree", "cudaMemcpy", "cudaGraphLaunch", "cudaStreamBeginCapture",
+                                 "cudaStreamEndCapture", "cudaGraphInstantiate"};
+    for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++)
+        if (strncmp(n, keep[i], strlen(keep[i])) == 0) return true;
+    return false;
+}
+
+static const char *memcpy_name(uint32_t kind)
+{
+    switch (kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "Memcpy HtoD (Host -> Device)";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "Memcpy DtoH (Device -> Host)";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "Memcpy DtoD (Device -> Device)";
+    default: return "Memcpy";
+    }
+}
+
+fmlp_status fmlp_cu_prof_stop(fmlp_ctx *ctx, struct fmlp_profiler *prof)
+{
+    if (!G.active) return FMLP_OK;
+    fmlp_cu_state *st = fmlp_cu_state_of(ctx);
+    cudaStreamSynchronize(st->stream);
+    (void)cudaGetLastError();
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    for (size_t i = 0; i < N_KINDS; i++) cuptiActivityDisable(KINDS[i]);
+    G.active = 0;
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    cuptiFinalize();
+
+    pthread_mutex_lock(&G.lock);
+    /* correlation ids that launched GPU work, sorted for lookup */
+    uint32_t *gpu = malloc((G.n ? G.n : 1) * sizeof *gpu);
+    size_t n_gpu = 0;
+    for (size_t i = 0; gpu && i < G.n; i++)
+        if (G.recs[i].kind == CR_KERNEL || G.recs[i].kind == CR_MEMCPY || G.recs[i].kind == CR_MEMSET)
+            gpu[n_gpu++] = G.recs[i].corr;
+    if (gpu) qsort(gpu, n_gpu, sizeof *gpu, cmp_u32);
+    if (G.n_ext) qsort(G.ext, G.n_ext, sizeof *G.ext, cmp_ext);
+    for (size_t i = 0; prof && i < G.n; i++) {
+        const cr_rec *c = &G.recs[i];
+        const int64_t ext = ext_of(c->corr);
+        fmlp_prof_record r;
+        memset(&r, 0, sizeof r);
+        r.t0_ns = (int64_t)c->t0;
+        r.t1_ns = (int64_t)c->t1;
+        r.correlation = ext ? ext : UNTAGGED_BASE + c->corr;
+        char nbuf[128];
+        switch (c->kind) {
+        case CR_KERNEL:
+            r.kind = FMLP_REC_KERNEL;
+            r.name = c->name;
+            r.device = (int)c->device;
+            r.lane = c->stream;
+            memcpy(r.grid, c->grid, sizeof r.grid);
+            memcpy(r.block, c->block, sizeof r.block);
+            r.registers = c->regs;
+            r.shared_bytes = c->smem;
+            break;
+        case CR_MEMCPY:
+        case CR_MEMSET:
+            r.kind = c->kind == CR_MEMCPY ? FMLP_REC_MEMCPY : FMLP_REC_MEMSET;
+            r.name = c->kind == CR_MEMCPY ? memcpy_name(c->cbid) : "Memset (Device)";
+            r.device = (int)c->device;
+            r.lane = c->stream;
+            r.bytes = (int64_t)c->bytes;
+            break;
+        default: {
+            r.kind = FMLP_REC_RUNTIME;
+            r.name = api_name(c, nbuf, sizeof nbuf);
+            const bool launched = gpu && bsearch(&c->corr, gpu, n_gpu, sizeof *gpu, cmp_u32);
+            if (!launched && (c->kind == CR_DRIVER || !api_worth_showing(r.name))) continue;
+            r.device = -1;
+            r.lane = c->tid;
+            for (int t = 0; t < G.n_threads; t++)
+                if (G.threads[t].cupti_tid == c->tid) r.lane = G.threads[t].tid;
+            break;
+        }
+        }
+        fmlp_prof_record_add(prof, &r);
+    }
+    free(gpu);
+    clear_collected();
+    pthread_mutex_unlock(&G.lock);
+    return FMLP_OK;
+}

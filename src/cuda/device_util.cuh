@@ -1,0 +1,53 @@
+/* Why: the pointwise kernels and every GEMM epilogue must compute the same
+ * activations and convert dtypes the same way (round to nearest even, as
+ * PyTorch does), so those few device functions live here once. */
+#ifndef FMLP_CUDA_DEVICE_UTIL_CUH
+#define FMLP_CUDA_DEVICE_UTIL_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+#include "fmlp.h"
+
+__device__ __forceinline__ float fmlp_to_f32(float v) { return v; }
+__device__ __forceinline__ float fmlp_to_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float fmlp_to_f32(__half v) { return __half2float(v); }
+
+template <typename T> __device__ __forceinline__ T fmlp_from_f32(float v);
+template <> __device__ __forceinline__ float fmlp_from_f32<float>(float v) { return v; }
+template <> __device__ __forceinline__ __nv_bfloat16 fmlp_from_f32<__nv_bfloat16>(float v)
+{
+    return __float2bfloat16_rn(v);
+}
+template <> __device__ __forceinline__ __half fmlp_from_f32<__half>(float v) { return __float2half_rn(v); }
+
+/* Accurate forms (tanhf, erff, expf), not the approximate intrinsics: the
+ * f32 path is held to 1e-5 against the double reference. */
+__device__ __forceinline__ float fmlp_act_apply(int act, float x)
+{
+    switch (act) {
+    case FMLP_ACT_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+    case FMLP_ACT_GELU_TANH: {
+        const float u = 0.79788456080286536f * (x + 0.044715f * x * x * x);
+        return 0.5f * x * (1.0f + tanhf(u));
+    }
+    case FMLP_ACT_SILU: return x / (1.0f + expf(-x));
+    case FMLP_ACT_RELU: return x > 0.0f ? x : 0.0f;
+    default: return x;
+    }
+}
+
+/* Stores two adjacent outputs, as one 32-bit store when aligned. */
+template <typename T> __device__ __forceinline__ void fmlp_store2(T *p, float v0, float v1, bool both, bool paired)
+{
+    if (both && paired && sizeof(T) == 2) {
+        T pair[2] = {fmlp_from_f32<T>(v0), fmlp_from_f32<T>(v1)};
+        *reinterpret_cast<uint32_t *>(p) = *reinterpret_cast<const uint32_t *>(pair);
+        return;
+    }
+    p[0] = fmlp_from_f32<T>(v0);
+    if (both) p[1] = fmlp_from_f32<T>(v1);
+}
+
+#endif

@@ -1,0 +1,65 @@
+/* Why: the CUDA kernels live in .cu files, the backend logic in C. This is
+ * the C-callable seam between them: each launcher picks a kernel variant for
+ * the shape, dtype and alignment it is given, names it (the same name CUPTI
+ * reports, so plans and traces agree), and enqueues it on a stream.
+ * dtype values are fmlp_dtype's, act values fmlp_act's. */
+#ifndef FMLP_CUDA_KERNELS_H
+#define FMLP_CUDA_KERNELS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Pointwise ops. ACT: out = act(a); MUL: out = a * b; GLU: out = act(a) * b. */
+enum { FMLP_CU_PW_ACT = 0, FMLP_CU_PW_MUL = 1, FMLP_CU_PW_GLU = 2 };
+
+/* a, b, out: (rows, cols) with row strides lda, ldb, ldo (b unused for ACT).
+ * `vec` picks the 16-byte variant; fmlp_cu_pw_can_vec says when it is legal.
+ * Returns the kernel's name via *name when non-NULL; with launch false only
+ * the name is computed. */
+bool fmlp_cu_pw_can_vec(int dtype, int64_t cols, const void *a, int64_t lda, const void *b, int64_t ldb,
+                        const void *out, int64_t ldo);
+cudaError_t fmlp_cu_pointwise(cudaStream_t s, bool launch, int dtype, int op, int act, bool vec, int64_t rows,
+                              int64_t cols, const void *a, int64_t lda, const void *b, int64_t ldb, void *out,
+                              int64_t ldo, const char **name);
+
+/* GEMM variants of fmlp's own kernels. */
+typedef enum {
+    FMLP_CU_GEMM_SIMT = 0,  /* any dtype, any alignment: the fallback and f32 path */
+    FMLP_CU_GEMM_GEMV = 1,  /* rows <= 64, bf16/f16: streams the weights through mma.sync */
+    FMLP_CU_GEMM_TILE64 = 2, /* 64x64 block tiles, mma.sync, cp.async pipeline */
+    FMLP_CU_GEMM_TILE128 = 3 /* 128x128 block tiles */
+} fmlp_cu_gemm_variant;
+
+/* One GEMM: out = epi(x · Wᵀ + b).
+ * x: (m, k) row stride ldx. w: (nw, k) row-major, contiguous (ld = k), the
+ * packed weight. b: (nw) or NULL. With glu, w interleaves gate and up rows
+ * in blocks of 8 (rows 16p..16p+7 gate cols 8p.., 16p+8..16p+15 up cols
+ * 8p..), nw = 2 * round_up(n, 8), and out: (m, n) = act(gate) * up;
+ * without, nw = n and out = act(x · Wᵀ + b). out row stride ldo. */
+typedef struct {
+    int dtype, act;
+    bool glu;
+    int64_t m, n, k, nw;
+    const void *x;
+    int64_t ldx;
+    const void *w, *b;
+    void *out;
+    int64_t ldo;
+} fmlp_cu_gemm_args;
+
+/* Picks the variant for the shape and the alignment of x (pass x = NULL to
+ * assume an aligned x, as the plan does before buffers exist). */
+fmlp_cu_gemm_variant fmlp_cu_gemm_pick(const fmlp_cu_gemm_args *a, int sm_count);
+const char *fmlp_cu_gemm_name(const fmlp_cu_gemm_args *a, fmlp_cu_gemm_variant v);
+cudaError_t fmlp_cu_gemm(cudaStream_t s, const fmlp_cu_gemm_args *a, fmlp_cu_gemm_variant v);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
