@@ -33,6 +33,7 @@ static void build(pe_set *s)
     s->pid = 4242;
     s->main_tid = 4242;
     s->base_ns = 1700000000123456789LL;
+    s->ceil = (pe_ceilings){true, 1000, 4000, 100, 0, 0, 0};
     int64_t T = 5000000000LL;
     ev(s, PE_STEP, "ProfilerStep#2", 4242, 4242, T, T + 1000123, 1, 0);
     ev(s, PE_CPU_OP, "fmlp::mlp", 4242, 4242, T + 100, T + 900001, 2, 0)->shapes = pe_intern(s, "[[64, 768]]");
@@ -122,6 +123,8 @@ static void test_round_trip(const pe_set *s, const char *json, size_t len)
     tu_check(want && got && strcmp(want, got) == 0, "read back, the table is identical");
     if (want && got && strcmp(want, got)) printf("%s\n%s", want, got);
     tu_check(strcmp(r.origin, "fmlp") == 0 && r.main_tid == 4242, "origin fmlp, main thread from its M event");
+    tu_check(r.ceil.have && r.ceil.gemm_gflops_bf16 == 4000 && r.ceil.mem_gbps == 100,
+             "the ceilings the run was judged against are read back from fmlpAnalysis");
     free(got);
     pe_set_free(&r);
 

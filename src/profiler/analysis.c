@@ -365,7 +365,10 @@ void pe_analysis_json(const pe_analysis *a, const pe_set *s, FILE *f)
         fputc('{', f);
         kv_num(f, "gemm_gflops_f32", s->ceil.gemm_gflops_f32, true);
         kv_num(f, "gemm_gflops_bf16", s->ceil.gemm_gflops_bf16, true);
-        kv_num(f, "mem_gbps", s->ceil.mem_gbps, false);
+        kv_num(f, "mem_gbps", s->ceil.mem_gbps, true);
+        kv_num(f, "gpu_gemm_tflops_bf16", s->ceil.gpu_gemm_tflops_bf16, true);
+        kv_num(f, "gpu_mem_gbps", s->ceil.gpu_mem_gbps, true);
+        kv_num(f, "gpu_launch_us", s->ceil.gpu_launch_us, false);
         fputc('}', f);
     } else {
         fputs("null", f);

@@ -1,9 +1,10 @@
 /* Why: a verdict like "memory-bound" means something only against what this
  * machine can do. This measures the CPU's GEMM rate (a 1-layer Linear stack
  * through the public API, f32 and bf16) and memory bandwidth (a large
- * memcpy), plus the GPU's on a CUDA context, once, and caches the numbers
+ * memcpy on as many threads as the context runs), plus the GPU's on a CUDA context, once, and caches the numbers
  * as JSON (FMLP_CEILINGS_FILE, or ~/.cache/fmlp/ceilings.json). */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -16,6 +17,7 @@
 enum { GEMM_DIM = 2048, GEMM_ROWS = 1024, GPU_DIM = 8192, GPU_ROWS = 8192 };
 #define MEMCPY_BYTES ((size_t)256 << 20)
 #define MIN_SECONDS 0.3
+#define MAX_COPY_THREADS 30
 
 static void cache_path(char *buf, size_t n)
 {
@@ -80,9 +82,45 @@ static fmlp_status gemm_rate(fmlp_ctx *ctx, fmlp_dtype dt, int64_t dim, int64_t 
     return s;
 }
 
-/* Read + write bytes per second of a large memcpy, in GB/s. */
-static fmlp_status memcpy_rate(double *gbps)
+typedef struct {
+    char *dst;
+    const char *src;
+    size_t bytes;
+} copy_job;
+
+static void *copy_part(void *arg)
 {
+    copy_job *j = arg;
+    memcpy(j->dst, j->src, j->bytes);
+    return NULL;
+}
+
+/* One memcpy split over `threads` threads, as the kernels' threads share
+ * the memory system. */
+static void parallel_copy(char *dst, const char *src, size_t bytes, int threads)
+{
+    pthread_t tid[MAX_COPY_THREADS];
+    copy_job job[MAX_COPY_THREADS];
+    size_t part = bytes / (size_t)threads;
+    int started = 0;
+    for (int t = 0; t < threads; t++) {
+        size_t off = part * (size_t)t, n = t == threads - 1 ? bytes - off : part;
+        job[t] = (copy_job){dst + off, src + off, n};
+        if (t > 0 && pthread_create(&tid[t], NULL, copy_part, &job[t]) == 0)
+            started |= 1 << t;
+        else if (t > 0)
+            copy_part(&job[t]);
+    }
+    copy_part(&job[0]);
+    for (int t = 1; t < threads; t++)
+        if (started & (1 << t)) pthread_join(tid[t], NULL);
+}
+
+/* Read + write bytes per second of a large memcpy, in GB/s. */
+static fmlp_status memcpy_rate(int threads, double *gbps)
+{
+    if (threads < 1) threads = 1;
+    if (threads > MAX_COPY_THREADS) threads = MAX_COPY_THREADS;
     char *a = malloc(MEMCPY_BYTES), *b = malloc(MEMCPY_BYTES);
     if (!a || !b) {
         free(a);
@@ -94,7 +132,7 @@ static fmlp_status memcpy_rate(double *gbps)
     double best = 1e30;
     for (int i = 0; i < 6; i++) {
         int64_t t0 = fmlp_now_ns();
-        memcpy(i & 1 ? a : b, i & 1 ? b : a, MEMCPY_BYTES);
+        parallel_copy(i & 1 ? a : b, i & 1 ? b : a, MEMCPY_BYTES, threads);
         double t = (double)(fmlp_now_ns() - t0) * 1e-9;
         if (t < best) best = t;
     }
@@ -194,7 +232,7 @@ fmlp_status fmlp_ceilings_measure(fmlp_ctx *ctx, fmlp_ceilings *out)
     }
     if (s == FMLP_OK) s = gemm_rate(cpu, FMLP_F32, GEMM_DIM, GEMM_ROWS, &out->gemm_gflops_f32);
     if (s == FMLP_OK) s = gemm_rate(cpu, FMLP_BF16, GEMM_DIM, GEMM_ROWS, &out->gemm_gflops_bf16);
-    if (s == FMLP_OK) s = memcpy_rate(&out->mem_gbps);
+    if (s == FMLP_OK) s = memcpy_rate(fmlp_ctx_threads(cpu), &out->mem_gbps);
     if (s == FMLP_OK && cpu != ctx) s = gpu_rates(ctx, out);
     if (cpu != ctx) fmlp_ctx_destroy(cpu);
     if (s != FMLP_OK) return s;

@@ -164,7 +164,18 @@ fmlp_status pe_parse_trace(const char *text, size_t len, const char *what, pe_se
                          "(export_chrome_trace)",
                          what);
     }
-    bool ours = json_get(root, "fmlpAnalysis") != NULL;
+    const json_value *analysis = json_get(root, "fmlpAnalysis"), *ceil = json_get(analysis, "ceilings");
+    bool ours = analysis != NULL;
+    /* The ceilings the run was judged against travel with its trace. */
+    if (ceil && ceil->type == JSON_OBJECT) {
+        s->ceil.have = true;
+        s->ceil.gemm_gflops_f32 = json_get_num(ceil, "gemm_gflops_f32", 0);
+        s->ceil.gemm_gflops_bf16 = json_get_num(ceil, "gemm_gflops_bf16", 0);
+        s->ceil.mem_gbps = json_get_num(ceil, "mem_gbps", 0);
+        s->ceil.gpu_gemm_tflops_bf16 = json_get_num(ceil, "gpu_gemm_tflops_bf16", 0);
+        s->ceil.gpu_mem_gbps = json_get_num(ceil, "gpu_mem_gbps", 0);
+        s->ceil.gpu_launch_us = json_get_num(ceil, "gpu_launch_us", 0);
+    }
     s->origin = pe_intern(s, ours ? "fmlp" : "torch.profiler");
     s->base_ns = json_get_int(root, "baseTimeNanoseconds", 0);
     const char *names[64];
