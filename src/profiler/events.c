@@ -47,21 +47,24 @@ const char *pe_intern(pe_set *s, const char *str)
 {
     if (!str) return NULL;
     pe_strings *t = &s->strings;
+    size_t r = ((uintptr_t)str >> 4) & 63;
+    if (t->recent[r].src == str && strcmp(t->recent[r].interned, str) == 0) return t->recent[r].interned;
     if ((t->n + 1) * 2 > t->cap && !strings_grow(t)) {
         s->oom = true;
         return NULL;
     }
     size_t j = hash_str(str) & (t->cap - 1);
-    while (t->slot[j]) {
-        if (strcmp(t->slot[j], str) == 0) return t->slot[j];
-        j = (j + 1) & (t->cap - 1);
-    }
-    t->slot[j] = strdup(str);
+    while (t->slot[j] && strcmp(t->slot[j], str) != 0) j = (j + 1) & (t->cap - 1);
     if (!t->slot[j]) {
-        s->oom = true;
-        return NULL;
+        t->slot[j] = strdup(str);
+        if (!t->slot[j]) {
+            s->oom = true;
+            return NULL;
+        }
+        t->n++;
     }
-    t->n++;
+    t->recent[r].src = str;
+    t->recent[r].interned = t->slot[j];
     return t->slot[j];
 }
 

@@ -40,6 +40,11 @@ typedef struct {
 typedef struct {
     char **slot;
     size_t cap, n;
+    /* Callers hand the same name buffer again and again: remembered by
+     * address (and checked by content) to skip hashing on the hot path. */
+    struct {
+        const char *src, *interned;
+    } recent[64];
 } pe_strings;
 
 /* Measured limits the verdicts compare against. */
