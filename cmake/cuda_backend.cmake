@@ -11,10 +11,9 @@ set_target_properties(fmlp PROPERTIES CUDA_ARCHITECTURES OFF)
 set(CMAKE_CUDA_STANDARD 17)
 target_sources(fmlp PRIVATE ${FMLP_CUDA_SRC})
 set_source_files_properties(${FMLP_CUDA_SRC} PROPERTIES INCLUDE_DIRECTORIES "${CMAKE_SOURCE_DIR}/src")
-target_compile_options(fmlp PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:
-  -gencode=arch=compute_80,code=sm_80
-  -gencode=arch=compute_90a,code=sm_90a
-  -gencode=arch=compute_90,code=compute_90
+set(FMLP_CUDA_GENCODE "-gencode=arch=compute_80,code=sm_80;-gencode=arch=compute_90a,code=sm_90a;-gencode=arch=compute_90,code=compute_90"
+  CACHE STRING "nvcc -gencode flags for the CUDA backend (a device-only build may keep just sm_90a)")
+target_compile_options(fmlp PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:${FMLP_CUDA_GENCODE}
   -Xcompiler=-Wall,-Wextra,-Werror -Werror=all-warnings -O3>)
 target_compile_definitions(fmlp PUBLIC FMLP_HAVE_CUDA=1)
 target_link_libraries(fmlp PUBLIC CUDA::cudart_static CUDA::cublasLt CUDA::cupti)

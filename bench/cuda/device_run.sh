@@ -15,6 +15,7 @@ note() { echo "$*" | tee -a "$SUMMARY"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv >"$OUT/gpu.txt" 2>&1
 note "gpu: $(tail -1 "$OUT/gpu.txt")"
 
+if [ "$STAGE" = kernels ]; then
 NVFLAGS="-std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Isrc"
 nvcc $NVFLAGS bench/cuda/kernel_check.cu src/cuda/gemm.cu src/cuda/pointwise.cu -o /tmp/kernel_check \
     >"$OUT/kernel_check_build.log" 2>&1 || { note "kernel_check build FAILED"; tail -20 "$OUT/kernel_check_build.log"; }
@@ -26,11 +27,15 @@ if [ -x /tmp/kernel_check ]; then
     KC_QUICK=1 timeout 240 compute-sanitizer --tool racecheck /tmp/kernel_check >"$OUT/san_racecheck_kernels.log" 2>&1
     note "racecheck(kernels) rc=$? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$OUT/san_racecheck_kernels.log" | tail -1)"
 fi
+fi
 
 if [ "$STAGE" = full ]; then
     bash bench/cuda/device_full.sh "$OUT" "$SUMMARY"
 fi
 
+echo "==== failures ===="
+grep -h -E "^FAIL|FAIL " "$OUT"/test_cuda_*.log 2>/dev/null | head -30
+grep -h -E "error" "$OUT/build.log" 2>/dev/null | head -10
 echo "==== kernel check (failures and timings) ===="
 grep -E "^FAIL" "$OUT/kernel_check.log" 2>/dev/null | head -20
 sed -n '/^rows /,$p' "$OUT/kernel_check.log" 2>/dev/null

@@ -1,0 +1,144 @@
+/* Why: fmlp's side of the GPU benchmark: the tutorial GeGLU MLP (768 ->
+ * 3072 -> 768, bf16) at the tutorial's row counts, in eager, compiled,
+ * fused and fused replayed from a CUDA graph, L2-warm (one MLP, reused) and
+ * L2-cold (rotating through enough MLP copies that their weights overflow
+ * the L2). Timed the way the PyTorch peer script times itself: N forwards
+ * enqueued between two device synchronizations, wall clock. Writes one JSON
+ * object per line to stdout.
+ * Usage: fmlp_bench_cuda [--rows 1,16,...] [--dim 768] [--hidden 3072] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "core/internal.h"
+#include "fmlp.h"
+
+#define COPIES 8 /* cold: 8 x 14 MB of weights > 60 MB of L2 */
+
+typedef struct {
+    fmlp_mlp *m[COPIES];
+    fmlp_tensor x[COPIES], y[COPIES];
+} set_t;
+
+static int die(const char *what)
+{
+    fprintf(stderr, "bench_cuda: %s: %s\n", what, fmlp_last_error());
+    return 1;
+}
+
+static fmlp_status forward_graph(fmlp_mlp *m, fmlp_mode mode, const fmlp_tensor *x, fmlp_tensor *y)
+{
+    fmlp_ctx *ctx = m->ctx;
+    struct {
+        const void *mlp, *x, *y;
+        int64_t mode, rows;
+    } key = {m, x->data, y->data, mode, x->rows};
+    bool hit = false;
+    fmlp_status s = ctx->be->graph_launch(ctx, &key, sizeof key, 0, &hit);
+    if (s != FMLP_OK || hit) return s;
+    s = fmlp_mlp_forward(m, mode, x, y);
+    if (s == FMLP_OK) s = ctx->be->graph_begin(ctx);
+    if (s != FMLP_OK) return s;
+    fmlp_status run = fmlp_mlp_forward(m, mode, x, y);
+    s = ctx->be->graph_end(ctx, run == FMLP_OK ? &key : NULL, sizeof key, 0);
+    return run != FMLP_OK ? run : s;
+}
+
+static double time_us(fmlp_ctx *ctx, set_t *st, int copies, fmlp_mode mode, bool graph, int iters)
+{
+    for (int i = 0; i < 3 * copies; i++) {
+        int c = i % copies;
+        fmlp_status s = graph ? forward_graph(st->m[c], mode, &st->x[c], &st->y[c])
+                              : fmlp_mlp_forward(st->m[c], mode, &st->x[c], &st->y[c]);
+        if (s != FMLP_OK) return -1;
+    }
+    fmlp_ctx_synchronize(ctx);
+    double best = 1e30;
+    for (int rep = 0; rep < 3; rep++) {
+        int64_t t0 = fmlp_now_ns();
+        for (int i = 0; i < iters; i++) {
+            int c = i % copies;
+            if (graph)
+                forward_graph(st->m[c], mode, &st->x[c], &st->y[c]);
+            else
+                fmlp_mlp_forward(st->m[c], mode, &st->x[c], &st->y[c]);
+        }
+        fmlp_ctx_synchronize(ctx);
+        double us = (double)(fmlp_now_ns() - t0) / 1e3 / iters;
+        if (us < best) best = us;
+    }
+    return best;
+}
+
+int main(int argc, char **argv)
+{
+    int64_t rows_list[16] = {1, 16, 128, 1024, 8192, 32768};
+    int n_rows = 6;
+    int64_t dim = 768, hidden = 3072;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--rows")) {
+            n_rows = 0;
+            for (char *t = strtok(argv[i + 1], ","); t && n_rows < 16; t = strtok(NULL, ",")) rows_list[n_rows++] = atoll(t);
+        } else if (!strcmp(argv[i], "--dim")) {
+            dim = atoll(argv[i + 1]);
+        } else if (!strcmp(argv[i], "--hidden")) {
+            hidden = atoll(argv[i + 1]);
+        }
+    }
+    fmlp_ctx_options o = fmlp_ctx_options_default();
+    o.device = FMLP_DEVICE_CUDA;
+    fmlp_ctx *ctx;
+    if (fmlp_ctx_create(&o, &ctx) != FMLP_OK) return die("CUDA context");
+    fmlp_mlp_desc d = {FMLP_BLOCK_GATED, dim, hidden, 0, 0, FMLP_ACT_GELU_TANH, false, FMLP_BF16};
+    set_t st;
+    memset(&st, 0, sizeof st);
+    for (int c = 0; c < COPIES; c++)
+        if (fmlp_mlp_create(ctx, &d, 1000 + (uint64_t)c, &st.m[c]) != FMLP_OK) return die("create");
+    const fmlp_mode modes[3] = {FMLP_MODE_EAGER, FMLP_MODE_COMPILED, FMLP_MODE_FUSED};
+    const char *names[4] = {"eager", "compiled", "fused", "fused+graph"};
+    for (int r = 0; r < n_rows; r++) {
+        const int64_t rows = rows_list[r];
+        uint16_t *hx = malloc(sizeof(uint16_t) * (size_t)(rows * dim));
+        uint64_t z = 88172645463325252ull;
+        for (int64_t i = 0; i < rows * dim; i++) {
+            z ^= z << 13;
+            z ^= z >> 7;
+            z ^= z << 17;
+            float f = (float)((double)(z >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+            uint32_t u;
+            memcpy(&u, &f, 4);
+            hx[i] = (uint16_t)(u >> 16);
+        }
+        for (int c = 0; c < COPIES; c++) {
+            if (fmlp_tensor_alloc(ctx, FMLP_BF16, rows, dim, &st.x[c]) != FMLP_OK ||
+                fmlp_tensor_alloc(ctx, FMLP_BF16, rows, dim, &st.y[c]) != FMLP_OK)
+                return die("tensors");
+            fmlp_tensor h = fmlp_tensor_view(hx, FMLP_BF16, rows, dim, dim);
+            if (fmlp_tensor_copy(ctx, &st.x[c], &h) != FMLP_OK) return die("upload");
+        }
+        free(hx);
+        const double work = 2.0 * rows * dim * hidden * 3;
+        const int iters = rows >= 8192 ? 30 : 200;
+        for (int v = 0; v < 4; v++) {
+            for (int cold = 0; cold < 2; cold++) {
+                fmlp_plan_info plan;
+                fmlp_mlp_plan(st.m[0], modes[v < 3 ? v : 2], rows, &plan);
+                double us = time_us(ctx, &st, cold ? COPIES : 1, modes[v < 3 ? v : 2], v == 3, iters);
+                if (us < 0) return die(names[v]);
+                printf("{\"impl\": \"fmlp\", \"variant\": \"%s\", \"rows\": %lld, \"l2\": \"%s\", \"us\": %.3f, "
+                       "\"tflops\": %.2f, \"kernels\": %d, \"first_kernel\": \"%s\"}\n",
+                       names[v], (long long)rows, cold ? "cold" : "warm", us, work / us * 1e-6, plan.n_kernels,
+                       plan.kernels[0].name);
+                fflush(stdout);
+            }
+        }
+        for (int c = 0; c < COPIES; c++) {
+            fmlp_tensor_free(ctx, &st.x[c]);
+            fmlp_tensor_free(ctx, &st.y[c]);
+        }
+    }
+    for (int c = 0; c < COPIES; c++) fmlp_mlp_destroy(st.m[c]);
+    fmlp_ctx_destroy(ctx);
+    return 0;
+}

@@ -1,0 +1,99 @@
+"""Why: turns the two benchmark streams (fmlp's and PyTorch's JSON lines)
+into the committed result: one JSON with every figure, the machine and the
+floors, a PNG plot, and a short table with the bars of issue 4 checked.
+Usage: report.py fmlp.jsonl torch.jsonl out.json out.png"""
+import json
+import sys
+
+DIM, HIDDEN = 768, 3072
+
+
+def load(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.startswith("{")]
+
+
+def main():
+    fm, tr, out_json, out_png = sys.argv[1:5]
+    rows_f, rows_t = load(fm), load(tr)
+    ceil = next(r for r in rows_t if r["impl"] == "ceiling")
+    data = [r for r in rows_f + rows_t if r["impl"] != "ceiling"]
+    for r in data:
+        n = r["rows"]
+        flops = 2.0 * n * DIM * HIDDEN * 3
+        nbytes = 2 * (3 * DIM * HIDDEN + 2 * n * DIM)
+        floor_us = max(flops / (ceil["gemm_bf16_tflops"] * 1e12), nbytes / (ceil["copy_gbps"] * 1e9)) * 1e6
+        r["floor_us"] = floor_us
+        r["x_floor"] = r["us"] / floor_us
+
+    def get(impl, var, n, l2):
+        for r in data:
+            if r["impl"] == impl and r["variant"] == var and r["rows"] == n and r["l2"] == l2:
+                return r["us"]
+        return None
+
+    rows = sorted({r["rows"] for r in data})
+    lines = []
+    bars = {"eager_within_10pct": True, "fused_graph_beats_torch_graph_rows_le_128": True,
+            "fused_8192_le_1.15x_compile": True}
+    for l2 in ("warm", "cold"):
+        lines.append(f"\nL2 {l2}: us per forward (x floor)")
+        hdr = ["rows", "floor", "fm eager", "fm comp", "fm fused", "fm f+graph", "pt eager", "pt compile", "pt e+graph",
+               "fused+g vs pt e+g", "fused vs compile"]
+        lines.append(" ".join(f"{h:>11}" for h in hdr))
+        for n in rows:
+            fl = next(r["floor_us"] for r in data if r["rows"] == n)
+            v = [get("fmlp", "eager", n, l2), get("fmlp", "compiled", n, l2), get("fmlp", "fused", n, l2),
+                 get("fmlp", "fused+graph", n, l2), get("torch", "eager", n, l2), get("torch", "compile", n, l2),
+                 get("torch", "eager+graph", n, l2)]
+            cells = [f"{n:>11}", f"{fl:>11.1f}"] + [f"{x:>11.1f}" if x else f"{'-':>11}" for x in v]
+            sp1 = v[6] / v[3] if v[3] and v[6] else 0
+            sp2 = v[5] / v[2] if v[2] and v[5] else 0
+            cells += [f"{sp1:>10.2f}x", f"{sp2:>10.2f}x"]
+            lines.append(" ".join(cells))
+            if l2 == "warm":
+                if v[0] and v[4] and v[0] > 1.10 * v[4]:
+                    bars["eager_within_10pct"] = False
+                if n <= 128 and v[3] and v[6] and v[3] >= v[6]:
+                    bars["fused_graph_beats_torch_graph_rows_le_128"] = False
+                if n == 8192 and v[2] and v[5] and v[2] > 1.15 * v[5]:
+                    bars["fused_8192_le_1.15x_compile"] = False
+    lines.append(f"\nceilings: bf16 GEMM {ceil['gemm_bf16_tflops']:.0f} TFLOP/s, copy {ceil['copy_gbps']:.0f} GB/s "
+                 f"({ceil['device']}, torch {ceil['torch']})")
+    lines.append("bars (L2 warm, wall time per forward): " + ", ".join(f"{k}={'HOLDS' if v else 'FAILS'}"
+                                                                        for k, v in bars.items()))
+    text = "\n".join(lines)
+    print(text)
+    with open(out_json, "w") as f:
+        json.dump({"shape": {"dim": DIM, "hidden": HIDDEN, "dtype": "bf16", "bias": False, "act": "gelu_tanh"},
+                   "ceilings": ceil, "bars": bars, "results": data,
+                   "method": "wall time of N forwards between two device syncs, best of 3; cold = rotating 8 weight "
+                             "copies (8 x 14 MB > 60 MB L2)"}, f, indent=1)
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, axes = plt.subplots(1, 2, figsize=(13, 5))
+        for ax, l2 in zip(axes, ("warm", "cold")):
+            for impl, var, style in (("fmlp", "eager", "b--"), ("fmlp", "compiled", "b:"), ("fmlp", "fused", "b-"),
+                                     ("fmlp", "fused+graph", "b-o"), ("torch", "eager", "r--"),
+                                     ("torch", "compile", "r-"), ("torch", "eager+graph", "r-o")):
+                xs = [n for n in rows if get(impl, var, n, l2)]
+                ax.plot(xs, [get(impl, var, n, l2) for n in xs], style, label=f"{impl} {var}")
+            ax.plot(rows, [next(r["floor_us"] for r in data if r["rows"] == n) for n in rows], "k-", lw=0.8,
+                    label="floor")
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlabel("rows")
+            ax.set_ylabel("us per forward")
+            ax.set_title(f"GeGLU 768->3072->768 bf16, H200, L2 {l2}")
+            ax.grid(True, which="both", alpha=0.3)
+        axes[0].legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(out_png, dpi=110)
+    except ImportError:
+        print("matplotlib missing: no plot")
+
+
+if __name__ == "__main__":
+    main()

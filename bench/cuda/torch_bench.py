@@ -1,0 +1,98 @@
+"""Why: the PyTorch peers of bench_cuda.c, measured the same way on the same
+machine in the same run: the tutorial GeGLU (768 -> 3072 -> 768, bf16, no
+bias) in eager, torch.compile, and eager captured in a CUDA graph, L2-warm
+(one set of weights) and L2-cold (rotating through 8 copies of the weights).
+Also measures the two ceilings for the floor: a bf16 GEMM and a device copy.
+Writes one JSON object per line to stdout."""
+import json
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+DIM, HIDDEN, COPIES = 768, 3072, 8
+ROWS = [int(r) for r in sys.argv[1].split(",")] if len(sys.argv) > 1 else [1, 16, 128, 1024, 8192, 32768]
+
+
+def geglu(x, wg, wu, wd):
+    return F.linear(F.gelu(F.linear(x, wg), approximate="tanh") * F.linear(x, wu), wd)
+
+
+def timed(fn, sets, iters):
+    for i in range(3 * len(sets)):
+        fn(*sets[i % len(sets)])
+    torch.cuda.synchronize()
+    best = 1e30
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for i in range(iters):
+            fn(*sets[i % len(sets)])
+        torch.cuda.synchronize()
+        best = min(best, (time.perf_counter() - t0) / iters * 1e6)
+    return best
+
+
+def ceilings():
+    a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    for _ in range(3):
+        a @ b
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(10):
+        a @ b
+    torch.cuda.synchronize()
+    tflops = 2 * 8192**3 * 10 / (time.perf_counter() - t0) / 1e12
+    src = torch.empty(1 << 30, device="cuda", dtype=torch.uint8)
+    dst = torch.empty_like(src)
+    for _ in range(3):
+        dst.copy_(src)
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(10):
+        dst.copy_(src)
+    torch.cuda.synchronize()
+    gbps = 2 * (1 << 30) * 10 / (time.perf_counter() - t0) / 1e9
+    return tflops, gbps
+
+
+def main():
+    torch.backends.cuda.matmul.allow_tf32 = False
+    tflops, gbps = ceilings()
+    print(json.dumps({"impl": "ceiling", "gemm_bf16_tflops": tflops, "copy_gbps": gbps,
+                      "torch": torch.__version__, "device": torch.cuda.get_device_name()}), flush=True)
+    g = torch.Generator(device="cuda").manual_seed(0)
+    ws = [tuple((torch.rand(s, device="cuda", generator=g, dtype=torch.float32) * 2 - 1).mul_(1 / s[1] ** 0.5)
+                .to(torch.bfloat16) for s in ((HIDDEN, DIM), (HIDDEN, DIM), (DIM, HIDDEN))) for _ in range(COPIES)]
+    compiled = torch.compile(geglu)
+    for rows in ROWS:
+        xs = [torch.rand(rows, DIM, device="cuda", generator=g).mul_(2).sub_(1).to(torch.bfloat16) for _ in range(COPIES)]
+        iters = 30 if rows >= 8192 else 200
+        for cold in (False, True):
+            n = COPIES if cold else 1
+            sets = [(xs[i], *ws[i]) for i in range(n)]
+            out = {}
+            out["eager"] = timed(geglu, sets, iters)
+            out["compile"] = timed(compiled, sets, iters)
+            graphs = []
+            for s in sets:
+                st = torch.cuda.Stream()
+                st.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(st):
+                    for _ in range(3):
+                        geglu(*s)
+                torch.cuda.current_stream().wait_stream(st)
+                cg = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(cg):
+                    geglu(*s)
+                graphs.append((cg,))
+            out["eager+graph"] = timed(lambda cg: cg.replay(), graphs, iters)
+            work = 2.0 * rows * DIM * HIDDEN * 3
+            for k, us in out.items():
+                print(json.dumps({"impl": "torch", "variant": k, "rows": rows, "l2": "cold" if cold else "warm",
+                                  "us": us, "tflops": work / us * 1e-6}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
