@@ -77,6 +77,10 @@ void gemm_block_amx(const gemm_call *g, int64_t m0, int64_t m1, int64_t p0, int6
 #define GEMM_MR_AVX512 8
 #define GEMM_MR_AVX512BF16 12
 #define GEMM_MR_AMX 32
+/* Blocks of at most GEMM_WIDE_ROWS rows run AVX-512 tiles GEMM_WIDE panels
+ * wide (small batches stream weights; they need more accumulators). */
+#define GEMM_WIDE_ROWS 3
+#define GEMM_WIDE 4
 /* AMX tiles consume k in steps of 32 (16 pairs); its packing pads k to it. */
 #define GEMM_AMX_KSTEP 32
 

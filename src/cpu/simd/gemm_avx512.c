@@ -55,6 +55,64 @@ INLINE void tile_bf16(int rows, const uint16_t *A, int64_t lda, const uint16_t *
     }
 }
 
+/* Few rows (small batches) leave too few accumulators to hide the FMA
+ * latency; these tiles take GEMM_WIDE panels at once instead. Each panel's
+ * sums go to acc + panel * rows * NR. */
+INLINE void tile_wide_f32(int rows, const float *A, int64_t lda, const float *W, int64_t pstride, int64_t k,
+                          float *acc)
+{
+    __m512 c[GEMM_WIDE_ROWS][2 * GEMM_WIDE];
+    for (int r = 0; r < rows; r++)
+        for (int v = 0; v < 2 * GEMM_WIDE; v++) c[r][v] = _mm512_setzero_ps();
+    for (int64_t kk = 0; kk < k; kk++) {
+        __m512 a[GEMM_WIDE_ROWS];
+        for (int r = 0; r < rows; r++) a[r] = _mm512_set1_ps(A[r * lda + kk]);
+        for (int v = 0; v < 2 * GEMM_WIDE; v++) {
+            __m512 w = _mm512_load_ps(W + (v / 2) * pstride + kk * NR + (v % 2) * 16);
+            for (int r = 0; r < rows; r++) c[r][v] = _mm512_fmadd_ps(a[r], w, c[r][v]);
+        }
+    }
+    for (int r = 0; r < rows; r++)
+        for (int v = 0; v < 2 * GEMM_WIDE; v++) _mm512_store_ps(acc + ((v / 2) * rows + r) * NR + (v % 2) * 16, c[r][v]);
+}
+
+INLINE void tile_wide_bf16(int rows, const uint16_t *A, int64_t lda, const uint16_t *W, int64_t pstride, int64_t k,
+                           float *acc)
+{
+    __m512 c[GEMM_WIDE_ROWS][2 * GEMM_WIDE];
+    for (int r = 0; r < rows; r++)
+        for (int v = 0; v < 2 * GEMM_WIDE; v++) c[r][v] = _mm512_setzero_ps();
+    for (int64_t kk = 0; kk < k; kk++) {
+        __m512 a[GEMM_WIDE_ROWS];
+        for (int r = 0; r < rows; r++) a[r] = bcast_bf16(A + r * lda + kk);
+        for (int v = 0; v < 2 * GEMM_WIDE; v++) {
+            __m512 w = widen16(W + (v / 2) * pstride + kk * NR + (v % 2) * 16);
+            for (int r = 0; r < rows; r++) c[r][v] = _mm512_fmadd_ps(a[r], w, c[r][v]);
+        }
+    }
+    for (int r = 0; r < rows; r++)
+        for (int v = 0; v < 2 * GEMM_WIDE; v++) _mm512_store_ps(acc + ((v / 2) * rows + r) * NR + (v % 2) * 16, c[r][v]);
+}
+
+typedef void (*wide_fn)(const void *A, int64_t lda, const void *W, int64_t pstride, int64_t k, float *acc);
+
+#define WIDE_FNS(R)                                                                                              \
+    static void wide_f32_##R(const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc)    \
+    {                                                                                                            \
+        tile_wide_f32(R, A, lda, W, ps, k, acc);                                                                 \
+    }                                                                                                            \
+    static void wide_bf16_##R(const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc)   \
+    {                                                                                                            \
+        tile_wide_bf16(R, A, lda, W, ps, k, acc);                                                                \
+    }
+WIDE_FNS(1)
+WIDE_FNS(2)
+WIDE_FNS(3)
+
+_Static_assert(GEMM_WIDE_ROWS == 3, "the tables below list one wide tile per row count");
+static const wide_fn k_wides_f32[GEMM_WIDE_ROWS + 1] = {NULL, wide_f32_1, wide_f32_2, wide_f32_3};
+static const wide_fn k_wides_bf16[GEMM_WIDE_ROWS + 1] = {NULL, wide_bf16_1, wide_bf16_2, wide_bf16_3};
+
 typedef void (*tile_fn)(const void *A, int64_t lda, const void *W, int64_t k, float *acc);
 
 #define TILE_FNS(R)                                                                                              \
@@ -84,15 +142,26 @@ static const tile_fn k_tiles_bf16[MR + 1] = {NULL, tile_bf16_1, tile_bf16_2, til
 void gemm_block_avx512(const gemm_call *g, int64_t m0, int64_t m1, int64_t p0, int64_t p1)
 {
     const cpu_packed *p = g->p;
-    const tile_fn *tiles = p->dtype == FMLP_F32 ? k_tiles_f32 : k_tiles_bf16;
-    size_t esz = p->dtype == FMLP_F32 ? 4 : 2;
+    bool f32 = p->dtype == FMLP_F32;
+    const tile_fn *tiles = f32 ? k_tiles_f32 : k_tiles_bf16;
+    const wide_fn *wides = f32 ? k_wides_f32 : k_wides_bf16;
+    size_t esz = f32 ? 4 : 2;
     float acc[MR * NR] __attribute__((aligned(64)));
-    for (int64_t panel = p0; panel < p1; panel++) {
+    float wacc[GEMM_WIDE_ROWS * GEMM_WIDE * NR] __attribute__((aligned(64)));
+    for (int64_t panel = p0; panel < p1;) {
         const void *W = gemm_panel(p, panel);
+        if (m1 - m0 <= GEMM_WIDE_ROWS && p1 - panel >= GEMM_WIDE) {
+            int rows = (int)(m1 - m0);
+            wides[rows]((const char *)g->A + (size_t)(m0 * g->lda) * esz, g->lda, W, p->panel_elems, p->k, wacc);
+            for (int q = 0; q < GEMM_WIDE; q++) gemm_epilogue_avx512(g, wacc + q * rows * NR, rows, m0, panel + q);
+            panel += GEMM_WIDE;
+            continue;
+        }
         for (int64_t i = m0; i < m1; i += MR) {
             int rows = m1 - i < MR ? (int)(m1 - i) : MR;
             tiles[rows]((const char *)g->A + (size_t)(i * g->lda) * esz, g->lda, W, p->k, acc);
             gemm_epilogue_avx512(g, acc, rows, i, panel);
         }
+        panel++;
     }
 }

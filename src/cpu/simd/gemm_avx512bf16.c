@@ -48,6 +48,46 @@ INLINE void tile(int rows, const uint16_t *A, int64_t lda, const uint16_t *W, in
     }
 }
 
+/* Few rows (small batches) leave too few accumulators to hide the dot
+ * product's latency; these tiles take GEMM_WIDE panels at once instead.
+ * Each panel's sums go to acc + panel * rows * NR. */
+INLINE void tile_wide(int rows, const uint16_t *A, int64_t lda, const uint16_t *W, int64_t pstride, int64_t k,
+                      float *acc)
+{
+    __m512 c[GEMM_WIDE_ROWS][2 * GEMM_WIDE];
+    for (int r = 0; r < rows; r++)
+        for (int v = 0; v < 2 * GEMM_WIDE; v++) c[r][v] = _mm512_setzero_ps();
+    int64_t pairs = k / 2;
+    for (int64_t kp = 0; kp <= pairs; kp++) {
+        __m512bh a[GEMM_WIDE_ROWS];
+        if (kp == pairs && !(k & 1)) break;
+        for (int r = 0; r < rows; r++)
+            a[r] = kp < pairs ? pair_at(A + r * lda + 2 * kp) : (__m512bh)_mm512_set1_epi32((int)A[r * lda + k - 1]);
+        for (int v = 0; v < 2 * GEMM_WIDE; v++) {
+            __m512bh w = (__m512bh)_mm512_load_si512(W + (v / 2) * pstride + kp * 2 * NR + (v % 2) * 32);
+            for (int r = 0; r < rows; r++) c[r][v] = _mm512_dpbf16_ps(c[r][v], a[r], w);
+        }
+    }
+    for (int r = 0; r < rows; r++)
+        for (int v = 0; v < 2 * GEMM_WIDE; v++) _mm512_store_ps(acc + ((v / 2) * rows + r) * NR + (v % 2) * 16, c[r][v]);
+}
+
+static void wide_1(const uint16_t *A, int64_t lda, const uint16_t *W, int64_t ps, int64_t k, float *acc)
+{
+    tile_wide(1, A, lda, W, ps, k, acc);
+}
+static void wide_2(const uint16_t *A, int64_t lda, const uint16_t *W, int64_t ps, int64_t k, float *acc)
+{
+    tile_wide(2, A, lda, W, ps, k, acc);
+}
+static void wide_3(const uint16_t *A, int64_t lda, const uint16_t *W, int64_t ps, int64_t k, float *acc)
+{
+    tile_wide(3, A, lda, W, ps, k, acc);
+}
+typedef void (*wide_fn)(const uint16_t *A, int64_t lda, const uint16_t *W, int64_t ps, int64_t k, float *acc);
+_Static_assert(GEMM_WIDE_ROWS == 3, "the table below lists one wide tile per row count");
+static const wide_fn k_wides[GEMM_WIDE_ROWS + 1] = {NULL, wide_1, wide_2, wide_3};
+
 typedef void (*tile_fn)(const uint16_t *A, int64_t lda, const uint16_t *W, int64_t k, float *acc);
 
 #define TILE_FN(R)                                                                                               \
@@ -76,12 +116,22 @@ void gemm_block_avx512bf16(const gemm_call *g, int64_t m0, int64_t m1, int64_t p
 {
     const cpu_packed *p = g->p;
     float acc[MR * NR] __attribute__((aligned(64)));
-    for (int64_t panel = p0; panel < p1; panel++) {
+    float wacc[GEMM_WIDE_ROWS * GEMM_WIDE * NR] __attribute__((aligned(64)));
+    const uint16_t *A = (const uint16_t *)g->A;
+    for (int64_t panel = p0; panel < p1;) {
         const uint16_t *W = gemm_panel(p, panel);
+        if (m1 - m0 <= GEMM_WIDE_ROWS && p1 - panel >= GEMM_WIDE) {
+            int rows = (int)(m1 - m0);
+            k_wides[rows](A + m0 * g->lda, g->lda, W, p->panel_elems, p->k, wacc);
+            for (int q = 0; q < GEMM_WIDE; q++) gemm_epilogue_avx512(g, wacc + q * rows * NR, rows, m0, panel + q);
+            panel += GEMM_WIDE;
+            continue;
+        }
         for (int64_t i = m0; i < m1; i += MR) {
             int rows = m1 - i < MR ? (int)(m1 - i) : MR;
-            k_tiles[rows]((const uint16_t *)g->A + i * g->lda, g->lda, W, p->k, acc);
+            k_tiles[rows](A + i * g->lda, g->lda, W, p->k, acc);
             gemm_epilogue_avx512(g, acc, rows, i, panel);
         }
+        panel++;
     }
 }
