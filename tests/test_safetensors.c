@@ -373,7 +373,7 @@ static int count_temp_files(void)
 {
     int n = 0;
     DIR *d = opendir(tu_tmpdir());
-    for (struct dirent *e; d && (e = readdir(d));) n += strstr(e->d_name, ".tmp.") != NULL;
+    for (struct dirent *e; d && (e = readdir(d));) n += strncmp(e->d_name, "st_", 3) == 0 && strstr(e->d_name, ".tmp.");
     if (d) closedir(d);
     return n;
 }
