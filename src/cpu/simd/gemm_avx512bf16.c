@@ -1,7 +1,8 @@
 /* Why: bf16 GEMM on vdpbf16ps, which multiplies bf16 pairs and accumulates
  * in f32 at twice the FMA rate of widened f32. Weights are packed as k-pairs
  * (K2N, gemm_internal.h); each A pair is broadcast as one 32-bit word. A tile
- * is up to GEMM_MR_AVX512 rows by one 32-column panel; an odd k ends with a
+ * is up to GEMM_MR_AVX512BF16 rows by one 32-column panel (24 zmm
+ * accumulators) or, for 1-3 rows, four panels; an odd k ends with a
  * single element paired with zero, matching the zero the packing holds. */
 #include <immintrin.h>
 #include <string.h>
