@@ -1,29 +1,41 @@
 #!/usr/bin/env bash
-# Runs every libFuzzer target of a build for a bounded time and fails on the
+# Runs libFuzzer targets of a build for a bounded time each and fails on the
 # first crash, leak, timeout or sanitizer report, so CI can run it as a step.
 #
 #   CC=clang cmake -S . -B build-fuzz -DFMLP_FUZZ=ON -DFMLP_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
-#   cmake --build build-fuzz -j --target fuzz_json fuzz_safetensors
-#   tests/fuzz/run.sh build-fuzz 60
+#   cmake --build build-fuzz -j --target fuzz_json fuzz_safetensors fuzz_trace
+#   tests/fuzz/run.sh build-fuzz 60 [TARGET...]
 #
-# Seeds come from tests/fuzz/corpus/<target>/ and are never written to; new
+# Without TARGETs it runs every fuzz_* program the build holds. Seeds come
+# from tests/fuzz/corpus/<name>/ (fuzz_<name>) and are never written to; new
 # inputs go to a scratch corpus. A crashing input is saved as
 # BUILD_DIR/fuzz-artifacts/<target>-crash-* and its path printed; replay it
 # with `BUILD_DIR/tests/fuzz/<target> FILE`.
 set -u
 
-if [ $# -ne 2 ]; then
-    echo "usage: $0 BUILD_DIR SECONDS_PER_TARGET" >&2
+if [ $# -lt 2 ]; then
+    echo "usage: $0 BUILD_DIR SECONDS_PER_TARGET [TARGET...]" >&2
     exit 2
 fi
 build=$1
 seconds=$2
+shift 2
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+    for bin in "$build"/tests/fuzz/fuzz_*; do
+        [ -x "$bin" ] && [ -f "$bin" ] && targets+=("$(basename "$bin")")
+    done
+fi
+if [ ${#targets[@]} -eq 0 ]; then
+    echo "FAIL: no fuzz targets in $build/tests/fuzz (configure with CC=clang -DFMLP_FUZZ=ON and build them)" >&2
+    exit 1
+fi
 here=$(cd "$(dirname "$0")" && pwd)
 artifacts="$build/fuzz-artifacts"
 mkdir -p "$artifacts"
 
 status=0
-for target in fuzz_json fuzz_safetensors; do
+for target in "${targets[@]}"; do
     bin="$build/tests/fuzz/$target"
     if [ ! -x "$bin" ]; then
         echo "FAIL $target: $bin not built (configure with CC=clang -DFMLP_FUZZ=ON)" >&2
