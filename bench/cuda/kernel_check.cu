@@ -3,7 +3,7 @@
  * pointwise kernel (random data, poisoned outputs, f64 reference on sampled
  * rows) and report its speed on the tutorial's GeGLU shapes.
  * Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Isrc
- *        bench/cuda/kernel_check.cu src/cuda/gemm.cu src/cuda/pointwise.cu */
+ *        bench/cuda/kernel_check.cu src/cuda/gemm.cu src/cuda/gemm_wgmma.cu src/cuda/pointwise.cu */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <math.h>
@@ -202,8 +202,9 @@ static float time_it(cudaStream_t s, const fmlp_cu_gemm_args *a, fmlp_cu_gemm_va
 int main(void)
 {
     const bool quick = getenv("KC_QUICK") != NULL;
-    int sms = 0;
+    int sms = 0, ccm = 0;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    CK(cudaDeviceGetAttribute(&ccm, cudaDevAttrComputeCapabilityMajor, 0));
     const int dts[3] = {FMLP_BF16, FMLP_F16, FMLP_F32};
     const int64_t ms[] = {1, 5, 16, 33, 64, 65, 130, 1000};
     for (int d = 0; d < 3; d++) {
@@ -227,6 +228,9 @@ int main(void)
             check_gemm(dt, true, FMLP_ACT_GELU_TANH, 1000, 3072, 768, 768, true, FMLP_CU_GEMM_TILE128);
             check_gemm(dt, true, FMLP_ACT_GELU_TANH, 64, 3072, 768, 768, true, FMLP_CU_GEMM_GEMV);
             check_gemm(dt, false, FMLP_ACT_NONE, 300, 768, 3072, 3072, true, FMLP_CU_GEMM_TILE64);
+            check_gemm(dt, true, FMLP_ACT_GELU_TANH, 1000, 3072, 768, 768, true, FMLP_CU_GEMM_WGMMA);
+            check_gemm(dt, false, FMLP_ACT_NONE, 300, 768, 3072, 3072, true, FMLP_CU_GEMM_WGMMA);
+            check_gemm(dt, true, FMLP_ACT_SILU, 777, 1000, 200, 208, false, FMLP_CU_GEMM_WGMMA);
         }
         for (int op = 0; op < 3; op++)
             for (int act = 1; act <= 4; act++) {
@@ -267,8 +271,9 @@ int main(void)
     for (int64_t m : rows) {
         fmlp_cu_gemm_args g = {FMLP_BF16, FMLP_ACT_GELU_TANH, true, m, hid, dim, 2 * hid, x, dim, w, b, h, hid};
         fmlp_cu_gemm_args dn = {FMLP_BF16, FMLP_ACT_NONE, false, m, dim, hid, dim, h, hid, w2, b, y, dim};
-        const fmlp_cu_gemm_variant cand[3] = {FMLP_CU_GEMM_GEMV, FMLP_CU_GEMM_TILE64, FMLP_CU_GEMM_TILE128};
-        for (int c = 0; c < 3; c++) {
+        const fmlp_cu_gemm_variant cand[4] = {FMLP_CU_GEMM_GEMV, FMLP_CU_GEMM_TILE64, FMLP_CU_GEMM_TILE128,
+                                              FMLP_CU_GEMM_WGMMA};
+        for (int c = 0; c < 4; c++) {
             if (c == 0 && m > 64) continue;
             const int iters = m >= 8192 ? 20 : 200;
             const float tg = time_it(s, &g, cand[c], iters);
@@ -276,7 +281,7 @@ int main(void)
             const double fl = 2.0 * m * dim * 2 * hid;
             printf("%-6lld %-34s %10.2f %9.1f | %-34s %10.2f %9.1f%s\n", (long long)m, fmlp_cu_gemm_name(&g, cand[c]),
                    tg, fl / tg * 1e-6, fmlp_cu_gemm_name(&dn, cand[c]), td, fl / 2 / td * 1e-6,
-                   cand[c] == fmlp_cu_gemm_pick(&g, sms) ? "  <- picked" : "");
+                   cand[c] == fmlp_cu_gemm_pick(&g, sms, ccm) ? "  <- picked" : "");
         }
     }
     {

@@ -86,6 +86,8 @@ static fmlp_status cu_init(fmlp_ctx *ctx, const fmlp_ctx_options *opt)
         s = fmlp_cu_fail(e, "cudaSetDevice");
     else if ((e = cudaDeviceGetAttribute(&st->sm_count, cudaDevAttrMultiProcessorCount, st->device)) != cudaSuccess)
         s = fmlp_cu_fail(e, "cudaDeviceGetAttribute");
+    else if ((e = cudaDeviceGetAttribute(&st->cc_major, cudaDevAttrComputeCapabilityMajor, st->device)) != cudaSuccess)
+        s = fmlp_cu_fail(e, "cudaDeviceGetAttribute");
     else if ((e = cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking)) != cudaSuccess)
         s = fmlp_cu_fail(e, "cudaStreamCreate");
     else if ((e = cudaStreamCreateWithFlags(&st->capture_stream, cudaStreamNonBlocking)) != cudaSuccess)
@@ -384,7 +386,7 @@ static void cu_name_kernel(fmlp_ctx *ctx, fmlp_dtype dtype, fmlp_kernel *k)
         const bool glu = k->kind == FMLP_KERNEL_GEMM_GLU;
         fmlp_cu_gemm_args a = {dtype, k->act, glu, k->m, k->n, k->k, glu ? 2 * ((k->n + 7) / 8 * 8) : k->n,
                                NULL, k->k, NULL, NULL, NULL, k->n};
-        name = fmlp_cu_gemm_name(&a, fmlp_cu_gemm_pick(&a, st->sm_count));
+        name = fmlp_cu_gemm_name(&a, fmlp_cu_gemm_pick(&a, st->sm_count, st->cc_major));
         break;
     }
     default: {
@@ -420,7 +422,7 @@ static fmlp_status cu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k,
     } else if (gemm) {
         fmlp_cu_gemm_args a = {dtype, k->act, p->glu, k->m, k->n, k->k, p->nw, in0->data, in0->ld, p->w, p->b,
                                out->data, out->ld};
-        e = fmlp_cu_gemm(stream, &a, fmlp_cu_gemm_pick(&a, st->sm_count));
+        e = fmlp_cu_gemm(stream, &a, fmlp_cu_gemm_pick(&a, st->sm_count, st->cc_major));
     } else {
         const void *b = in1 ? in1->data : NULL;
         const int64_t ldb = in1 ? in1->ld : 0;

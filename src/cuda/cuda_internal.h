@@ -45,6 +45,7 @@ typedef struct {
 typedef struct {
     int device;
     int sm_count;
+    int cc_major;
     cudaStream_t stream;         /* every forward's work, in order */
     cudaStream_t capture_stream; /* graph capture, on the capturing thread only */
     bool force_own;              /* FMLP_CUDA_OWN_GEMM=1: fmlp's GEMMs instead of cuBLASLt */

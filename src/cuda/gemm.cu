@@ -199,7 +199,7 @@ constexpr int GEMV_WARPS = 4;
 template <typename T, bool GLU, int NT>
 __device__ __forceinline__ void gemv_body(const fmlp_cu_gemm_args &p)
 {
-    constexpr int U = NT >= 8 ? 1 : (NT >= 4 ? 2 : 4);
+    constexpr int U = NT >= 8 ? 2 : (NT >= 4 ? 4 : 8);
     __shared__ float red[GEMV_WARPS - 1][NT * 4][32];
     const T *x = static_cast<const T *>(p.x);
     const T *w = static_cast<const T *>(p.w);
@@ -420,17 +420,19 @@ const gemm_entry &entry_for(const fmlp_cu_gemm_args *a, fmlp_cu_gemm_variant v)
 
 } // namespace
 
-extern "C" fmlp_cu_gemm_variant fmlp_cu_gemm_pick(const fmlp_cu_gemm_args *a, int sm_count)
+extern "C" fmlp_cu_gemm_variant fmlp_cu_gemm_pick(const fmlp_cu_gemm_args *a, int sm_count, int cc_major)
 {
     if (a->dtype == FMLP_F32 || a->k % 8) return FMLP_CU_GEMM_SIMT;
     if (a->x && (((uintptr_t)a->x & 15) || a->ldx % 8)) return FMLP_CU_GEMM_SIMT;
     if (a->m <= 64) return FMLP_CU_GEMM_GEMV;
+    if (cc_major == 9 && a->m >= 512) return FMLP_CU_GEMM_WGMMA;
     const int64_t big = ((a->m + 127) / 128) * ((a->nw + 127) / 128);
     return big >= 2 * (int64_t)sm_count ? FMLP_CU_GEMM_TILE128 : FMLP_CU_GEMM_TILE64;
 }
 
 extern "C" const char *fmlp_cu_gemm_name(const fmlp_cu_gemm_args *a, fmlp_cu_gemm_variant v)
 {
+    if (v == FMLP_CU_GEMM_WGMMA && a->dtype != FMLP_F32) return fmlp_cu_gemm_wgmma_name(a);
     return entry_for(a, v).name;
 }
 
@@ -438,6 +440,7 @@ extern "C" cudaError_t fmlp_cu_gemm(cudaStream_t s, const fmlp_cu_gemm_args *a, 
 {
     if (a->m <= 0 || a->n <= 0) return cudaSuccess;
     if (a->dtype == FMLP_F32) v = FMLP_CU_GEMM_SIMT;
+    if (v == FMLP_CU_GEMM_WGMMA) return fmlp_cu_gemm_wgmma(s, a);
     const gemm_entry &e = entry_for(a, v);
     void *args[] = {(void *)a};
     switch (v) {

@@ -33,7 +33,8 @@ typedef enum {
     FMLP_CU_GEMM_SIMT = 0,  /* any dtype, any alignment: the fallback and f32 path */
     FMLP_CU_GEMM_GEMV = 1,  /* rows <= 64, bf16/f16: streams the weights through mma.sync */
     FMLP_CU_GEMM_TILE64 = 2, /* 64x64 block tiles, mma.sync, cp.async pipeline */
-    FMLP_CU_GEMM_TILE128 = 3 /* 128x128 block tiles */
+    FMLP_CU_GEMM_TILE128 = 3, /* 128x128 block tiles */
+    FMLP_CU_GEMM_WGMMA = 4    /* 128x128 tiles on Hopper's wgmma (sm_90a image, cc 9.x only) */
 } fmlp_cu_gemm_variant;
 
 /* One GEMM: out = epi(x · Wᵀ + b).
@@ -53,11 +54,15 @@ typedef struct {
     int64_t ldo;
 } fmlp_cu_gemm_args;
 
-/* Picks the variant for the shape and the alignment of x (pass x = NULL to
- * assume an aligned x, as the plan does before buffers exist). */
-fmlp_cu_gemm_variant fmlp_cu_gemm_pick(const fmlp_cu_gemm_args *a, int sm_count);
+/* Picks the variant for the shape, the device (SM count, compute capability
+ * major) and the alignment of x (pass x = NULL to assume an aligned x, as
+ * the plan does before buffers exist). */
+fmlp_cu_gemm_variant fmlp_cu_gemm_pick(const fmlp_cu_gemm_args *a, int sm_count, int cc_major);
 const char *fmlp_cu_gemm_name(const fmlp_cu_gemm_args *a, fmlp_cu_gemm_variant v);
 cudaError_t fmlp_cu_gemm(cudaStream_t s, const fmlp_cu_gemm_args *a, fmlp_cu_gemm_variant v);
+/* The wgmma variant (gemm_wgmma.cu); fmlp_cu_gemm dispatches to it. */
+const char *fmlp_cu_gemm_wgmma_name(const fmlp_cu_gemm_args *a);
+cudaError_t fmlp_cu_gemm_wgmma(cudaStream_t s, const fmlp_cu_gemm_args *a);
 
 #ifdef __cplusplus
 }
