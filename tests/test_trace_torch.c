@@ -1,8 +1,11 @@
 /* Why: `fmlp trace summarize` must read what torch.profiler writes, not
- * only our own files. The fixture is a real CPU-only torch.profiler run of
- * the tutorial's GeGLU MLP (legacy array form: no categories, string pid,
- * integer us); this checks the table against sums computed straight from
- * the JSON, and that the analyses find 2 steps of 5 compute ops. */
+ * only our own files. Two real torch.profiler runs of the tutorial's GeGLU
+ * MLP: a CPU-only one (legacy array form: no categories, string pid,
+ * integer us), checked against sums computed straight from the JSON, with
+ * 2 steps of 5 compute ops; and a CUDA one (Kineto, gzip'd: launches on the
+ * CPU, kernels on a stream, joined by correlation), checked for 5 kernels a
+ * step, device time charged to the launching ops, launch delays, FLOPs
+ * derived from the recorded shapes, and the verdict. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +74,58 @@ static bool row_has(const char *table, const char *name, const char *a, const ch
     return pa && pa < end && pb && pb < end;
 }
 
+static void test_cuda_trace(const char *dir)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/torch_profiler_cuda_trace.json.gz", dir);
+    pe_set s;
+    fmlp_status st = pe_read_trace(path, &s);
+    if (st != FMLP_OK) {
+        if (strstr(fmlp_last_error(), "not valid JSON"))
+            tu_skip("built without zlib: cannot read %s", path);
+        else
+            tu_check(false, "reads the CUDA trace: %s", fmlp_last_error());
+        pe_set_free(&s);
+        return;
+    }
+    pe_calls cs;
+    pe_analysis a;
+    tu_check(pe_calls_build(&s, &cs) && pe_analyze(&s, &cs, &a), "CUDA trace: analysis runs");
+    tu_check(cs.has_device && !a.ops_as_kernels, "CUDA trace: GPU kernels are the work units");
+    tu_check(a.n_steps == 2 && a.steps[0].kernels == 5 && a.steps[1].kernels == 5,
+             "CUDA trace: 2 steps of 5 kernels (3 GEMMs, gelu, mul), got %d: %d, %d", a.n_steps,
+             a.n_steps ? a.steps[0].kernels : -1, a.n_steps > 1 ? a.steps[1].kernels : -1);
+    int64_t dev_ns = 0, mm_dev = 0, mm_flops = 0;
+    int launched = 0, kernels = 0;
+    for (size_t i = 0; i < cs.n; i++) {
+        const pe_call *c = &cs.c[i];
+        if (c->device) {
+            dev_ns += c->t1 - c->t0;
+            kernels++;
+            launched += c->launcher >= 0 && cs.c[c->launcher].kind == PE_RUNTIME && c->t0 >= cs.c[c->launcher].t0;
+            if (strncmp(c->name, "nvjet", 5) == 0) mm_dev += c->t1 - c->t0;
+        }
+        if (strcmp(c->name, "aten::mm") == 0 && !mm_flops) mm_flops = c->flops;
+    }
+    tu_check(launched == kernels, "every kernel joined to the runtime/driver call that launched it (%d of %d)", launched,
+             kernels);
+    tu_check(mm_flops == 2LL * 512 * 768 * 3072, "aten::mm FLOPs from Input Dims: 2*512*768*3072 (got %lld)",
+             (long long)mm_flops);
+    fmlp_table_options o = fmlp_table_options_default();
+    char *t = prof_table(&s, &o, true, &st);
+    char want[64];
+    snprintf(want, sizeof want, "Self CUDA time total: %.3fus\n", (double)dev_ns / 1e3);
+    tu_check(t && strstr(t, want), "CUDA footer is the kernels' summed time: %s", want);
+    snprintf(want, sizeof want, "%.3fus", (double)mm_dev / 1e3);
+    tu_check(t && row_has(t, "aten::mm", want, "  6  "), "aten::mm is charged its GEMM kernels' time, %s", want);
+    tu_check(a.sum.bound == FMLP_BOUND_OVERHEAD, "tiny GPU kernels between Python-side launches: overhead-bound (%s)",
+             a.sum.reason);
+    free(t);
+    pe_analysis_free(&a);
+    pe_calls_free(&cs);
+    pe_set_free(&s);
+}
+
 int main(void)
 {
     const char *dir = getenv("FMLP_TEST_DATA");
@@ -127,5 +182,6 @@ int main(void)
     pe_set_free(&s);
     json_free(d);
     free(text);
+    test_cuda_trace(dir ? dir : "tests/data");
     return tu_finish();
 }

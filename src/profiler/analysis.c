@@ -69,7 +69,7 @@ static void verdict(const pe_set *s, bool device, bool bf16, pe_step_stat *st)
         st->bound = FMLP_BOUND_COMPUTE;
         snprintf(st->reason, sizeof st->reason,
                  "kernels busy %.0f%% of %.1f us, so the work itself is the cost; the trace has no FLOP or byte "
-                 "counts (profile with with_flops) to tell compute from memory",
+                 "counts (profile with record_shapes or with_flops) to tell compute from memory",
                  busy * 100, st->wall_us);
         return;
     }

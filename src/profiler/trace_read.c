@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/json.h"
+#include "profiler/torch_work.h"
 
 #ifdef FMLP_HAVE_ZLIB
 #include <zlib.h>
@@ -126,6 +127,7 @@ static void read_span(pe_set *s, const json_value *e, const char *name, int kind
     if (p->device < -1) p->device = -1;
     p->regs = (int)json_get_int(args, "registers per thread", 0);
     p->smem = (int)json_get_int(args, "shared memory", 0);
+    if (kind == PE_CPU_OP && !p->flops) pe_torch_work(p, args);
     const json_value *grid = json_get(args, "grid"), *block = json_get(args, "block");
     for (size_t i = 0; i < 3; i++) {
         p->grid[i] = (int)json_num(json_at(grid, i), 0);
@@ -200,6 +202,7 @@ fmlp_status pe_parse_trace(const char *text, size_t len, const char *what, pe_se
     }
     json_free(d);
     if (s->oom) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory reading %s", what);
+    if (!ours) pe_torch_work_to_kernels(s);
     for (size_t i = 0; i < s->n; i++) {
         const pe_event *e = &s->ev[i];
         if (e->device >= 0) continue;

@@ -68,6 +68,10 @@ check "summarize a torch.profiler trace" status_is 0 "$FMLP" trace summarize "$D
 check "  recognised as torch.profiler's" grep -q "written by torch.profiler" "$TMP/out"
 check "  aten::mm row with 6 calls" grep -Eq 'aten::mm .* 6  $' "$TMP/out"
 check "  5 compute ops per step" grep -q "5 compute ops per step" "$TMP/out"
+check "summarize a torch.profiler CUDA trace (.json.gz)" \
+    status_is 0 "$FMLP" trace summarize "$DATA/torch_profiler_cuda_trace.json.gz"
+check "  CUDA columns and footer" bash -c "grep -q 'Self CUDA %' '$TMP/out' && grep -q '^Self CUDA time total: ' '$TMP/out'"
+check "  5 kernels per step, overhead-bound" grep -q "^Verdict: overhead-bound, 5 kernels per step" "$TMP/out"
 if command -v gzip >/dev/null; then
     gzip -c "$E" >"$TMP/eager.json.gz"
     check "summarize a .json.gz trace" status_is 0 "$FMLP" trace summarize "$TMP/eager.json.gz" --sort-by count --row-limit 3
