@@ -298,16 +298,30 @@ void pe_analysis_print(const pe_analysis *a, const pe_set *s, FILE *f)
                 pe_bound_name(st->bound));
     }
     fprintf(f, "\nPer kernel (averaged over launches):\n");
-    fprintf(f, "%48s  %7s  %12s  %12s  %10s  %10s  %10s\n", "Name", "Calls", "Duration", "Dispatch", "Disp/Dur",
+    fprintf(f, "%48s  %7s  %12s  %12s  %10s  %10s  %10s", "Name", "Calls", "Duration", "Dispatch", "Disp/Dur",
             "GFLOP/s", "GB/s");
+    if (s->ceil.have) fprintf(f, "  %7s  %7s", "% peak", "% BW");
+    fputc('\n', f);
     for (int j = 0; j < a->n_kernels; j++) {
         const pe_kernel_stat *k = &a->kernels[j];
         double t_ns = k->dur_us * k->calls * 1e3;
+        double gflops = t_ns > 0 ? k->flops / t_ns : 0, gbps = t_ns > 0 ? k->bytes / t_ns : 0;
         char gf[32] = "--", gb[32] = "--";
-        if (k->flops > 0 && t_ns > 0) snprintf(gf, sizeof gf, "%.1f", k->flops / t_ns);
-        if (k->bytes > 0 && t_ns > 0) snprintf(gb, sizeof gb, "%.1f", k->bytes / t_ns);
-        fprintf(f, "%48.48s  %7d  %10.3fus  %10.3fus  %10.2f  %10s  %10s\n", k->name, k->calls, k->dur_us,
+        if (k->flops > 0 && t_ns > 0) snprintf(gf, sizeof gf, "%.1f", gflops);
+        if (k->bytes > 0 && t_ns > 0) snprintf(gb, sizeof gb, "%.1f", gbps);
+        fprintf(f, "%48.48s  %7d  %10.3fus  %10.3fus  %10.2f  %10s  %10s", k->name, k->calls, k->dur_us,
                 k->dispatch_us, k->dur_us > 0 ? k->dispatch_us / k->dur_us : 0, gf, gb);
+        if (s->ceil.have) {
+            bool half = strstr(k->name, "bf16") || strstr(k->name, "f16");
+            double peak = k->device ? s->ceil.gpu_gemm_tflops_bf16 * 1e3
+                                    : half ? s->ceil.gemm_gflops_bf16 : s->ceil.gemm_gflops_f32;
+            double bw = k->device ? s->ceil.gpu_mem_gbps : s->ceil.mem_gbps;
+            char pp[32] = "--", pb[32] = "--";
+            if (k->flops > 0 && peak > 0) snprintf(pp, sizeof pp, "%.0f%%", pct(gflops, peak));
+            if (k->bytes > 0 && bw > 0) snprintf(pb, sizeof pb, "%.0f%%", pct(gbps, bw));
+            fprintf(f, "  %7s  %7s", pp, pb);
+        }
+        fputc('\n', f);
     }
     if (s->ceil.have)
         fprintf(f, "\nCeilings (measured): GEMM %.0f GFLOP/s f32, %.0f GFLOP/s bf16; memory %.1f GB/s\n",
