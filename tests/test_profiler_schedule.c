@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "profiler/hook.h"
+#include "profiler/trace_read.h"
 #include "profiler/prof.h"
 #include "test_util.h"
 
@@ -153,6 +155,43 @@ static void test_errors(fmlp_ctx *ctx)
     tu_check(true, "NULL-safe destroy and ranges");
 }
 
+/* Memory events reach the trace only when profile_memory is on, with
+ * Kineto's fields and the running total handed in. */
+static void test_memory(fmlp_ctx *ctx, bool on)
+{
+    fmlp_profiler_options o = fmlp_profiler_options_default();
+    o.profile_memory = on;
+    fmlp_profiler *p;
+    fmlp_profiler_create(ctx, &o, &p);
+    fmlp_profiler_start(p);
+    static char block[64];
+    fmlp_range_push(ctx, "alloc");
+    fmlp_prof_memory_at(ctx->prof, -1, block, 4096, 8192);
+    fmlp_prof_memory(ctx->prof, -1, -4096, 4096);
+    fmlp_range_pop(ctx);
+    fmlp_profiler_stop(p);
+    char path[512];
+    snprintf(path, sizeof path, "%s/memory_%d.json", tu_tmpdir(), on);
+    tu_check(fmlp_profiler_export_trace(p, path) == FMLP_OK, "memory trace exported");
+    fmlp_profiler_destroy(p);
+    pe_set s;
+    int n = 0;
+    bool fields = true;
+    if (pe_read_trace(path, &s) == FMLP_OK)
+        for (size_t i = 0; i < s.n; i++) {
+            if (s.ev[i].kind != PE_MEMORY) continue;
+            fields &= n == 0 ? s.ev[i].mem_bytes == 4096 && s.ev[i].mem_total == 8192 &&
+                                   s.ev[i].mem_addr == (int64_t)(intptr_t)block
+                             : s.ev[i].mem_bytes == -4096 && s.ev[i].mem_total == 4096 && s.ev[i].mem_addr == 0;
+            n++;
+        }
+    pe_set_free(&s);
+    if (on)
+        tu_check(n == 2 && fields, "profile_memory: 2 [memory] events with Bytes, Total Allocated and Addr (got %d)", n);
+    else
+        tu_check(n == 0, "profile_memory off: no memory events (got %d)", n);
+}
+
 int main(void)
 {
     test_actions();
@@ -165,6 +204,8 @@ int main(void)
     }
     test_live(ctx);
     test_errors(ctx);
+    test_memory(ctx, true);
+    test_memory(ctx, false);
     fmlp_ctx_destroy(ctx);
     return tu_finish();
 }
