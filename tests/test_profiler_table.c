@@ -144,6 +144,20 @@ static void test_gpu_arithmetic(void)
              "default sort is self_cuda_time_total when there is device time");
     free(t);
     pe_set_free(&s);
+
+    /* Records handed over at window end carry no External id; they get the
+     * launching op's, through the launch call around which they nest. */
+    build_cpu(&s);
+    pe_event *rt = ev(&s, PE_RUNTIME, "cudaLaunchKernel", 1, 122, 132, 0, 20);
+    pe_event *gk = ev(&s, PE_KERNEL, "sm90_gemm", 7, 250, 450, 0, 20);
+    gk->pid = 0;
+    gk->device = 0;
+    size_t rti = (size_t)(rt - s.ev), gki = (size_t)(gk - s.ev);
+    bool resolved = pe_resolve_external_ids(&s);
+    tu_check(resolved && s.ev[rti].ext_id == 4 && s.ev[gki].ext_id == 4,
+             "late launch and kernel records get fmlp::linear's External id (got %lld, %lld)",
+             (long long)s.ev[rti].ext_id, (long long)s.ev[gki].ext_id);
+    pe_set_free(&s);
 }
 
 /* The exact text of torch's table for this window, built by hand from

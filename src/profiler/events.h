@@ -63,6 +63,7 @@ typedef struct {
     int64_t base_ns;      /* add to t (ns) for Unix-epoch ns */
     const char *origin;   /* "fmlp" or "torch.profiler" (interned) */
     bool oom;             /* an append failed: the set is incomplete */
+    const char *device_json; /* Kineto's deviceProperties entry, or NULL */
     pe_ceilings ceil;
 } pe_set;
 

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/internal.h"
 #include "profiler/prof.h"
+#include "profiler/tree.h"
 
 fmlp_profiler_options fmlp_profiler_options_default(void)
 {
@@ -45,6 +46,7 @@ void fmlp_profiler_destroy(fmlp_profiler *p)
 {
     if (!p) return;
     if (p->ctx->prof == p) p->ctx->prof = NULL;
+    if (p->collecting) p->ctx->be->prof_stop(p->ctx, NULL);
     pe_set_free(&p->cur);
     pe_set_free(&p->done);
     pthread_mutex_destroy(&p->lock);
@@ -84,7 +86,11 @@ static void window_finish(fmlp_profiler *p)
     for (size_t i = 0; i < p->cur.n; i++)
         if (p->cur.ev[i].t1 >= 0) p->cur.ev[w++] = p->cur.ev[i];
     p->cur.n = w;
+    if (!pe_resolve_external_ids(&p->cur)) p->cur.oom = true;
     p->cur.base_ns = epoch_offset_ns();
+    char dev[2048];
+    if (p->ctx->be->device_json && p->ctx->be->device_json(p->ctx, dev, sizeof dev) > 0)
+        p->cur.device_json = pe_intern(&p->cur, dev);
     pe_set_free(&p->done);
     p->done = p->cur;
     p->have_done = true;
@@ -132,6 +138,37 @@ static void fetch_ceilings(fmlp_profiler *p)
     pc->gpu_launch_us = c.gpu_launch_us;
 }
 
+/* Whether moving from `prev` to `next` (or stopping) ends the window being
+ * gathered, by saving it or by dropping it. */
+static bool window_ends(prof_action prev, prof_action next, bool exiting)
+{
+    if (prev == PA_NONE) return false;
+    return exiting || prev == PA_RECORD_AND_SAVE || (prev == PA_WARMUP && next != PA_WARMUP) ||
+           (prev == PA_RECORD && !recording(next));
+}
+
+/* A backend that collects device activity (CUPTI) is switched on for each
+ * window, warmup included as Kineto does, and hands its records over before
+ * the window ends; called without the lock, as handing over records takes
+ * it. */
+static void device_start(fmlp_profiler *p)
+{
+    const fmlp_backend *be = p->ctx->be;
+    bool wanted = !p->opt.activities || (p->opt.activities & FMLP_ACTIVITY_CUDA);
+    if (p->collecting || p->action == PA_NONE || !wanted || !be->prof_start || !be->prof_stop) return;
+    if (be->prof_start(p->ctx) == FMLP_OK)
+        p->collecting = true;
+    else
+        fmlp_clear_error();
+}
+
+static void device_stop(fmlp_profiler *p)
+{
+    if (!p->collecting) return;
+    p->collecting = false;
+    if (p->ctx->be->prof_stop(p->ctx, p) != FMLP_OK) fmlp_clear_error();
+}
+
 /* Moves from p->action to `next` (PA_NONE with `exiting` for stop) the way
  * torch's action map does; returns whether a trace became ready. */
 static bool transition(fmlp_profiler *p, prof_action next, bool exiting)
@@ -170,6 +207,7 @@ fmlp_status fmlp_profiler_start(fmlp_profiler *p)
     transition(p, prof_schedule_action(&p->opt, 0), false);
     step_open(p);
     pthread_mutex_unlock(&p->lock);
+    device_start(p);
     return FMLP_OK;
 }
 
@@ -183,12 +221,15 @@ fmlp_status fmlp_profiler_step(fmlp_profiler *p)
 {
     if (!p) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_profiler_step: profiler is NULL");
     if (!p->started) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_profiler_step: profiler not started; call fmlp_profiler_start first");
+    prof_action next = prof_schedule_action(&p->opt, p->step_num + 1);
+    if (window_ends(p->action, next, false)) device_stop(p);
     pthread_mutex_lock(&p->lock);
     step_close(p);
     p->step_num++;
-    bool ready = transition(p, prof_schedule_action(&p->opt, p->step_num), false);
+    bool ready = transition(p, next, false);
     step_open(p);
     pthread_mutex_unlock(&p->lock);
+    device_start(p);
     if (ready) trace_ready(p);
     return FMLP_OK;
 }
@@ -197,6 +238,7 @@ fmlp_status fmlp_profiler_stop(fmlp_profiler *p)
 {
     if (!p) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_profiler_stop: profiler is NULL");
     if (!p->started) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_profiler_stop: profiler not started; call fmlp_profiler_start first");
+    device_stop(p);
     pthread_mutex_lock(&p->lock);
     step_close(p);
     bool ready = transition(p, PA_NONE, true);

@@ -34,6 +34,7 @@ struct fmlp_profiler {
     uint64_t gen; /* bumped whenever cur is cleared or handed over */
     bool step_open;
     size_t step_idx;
+    bool collecting; /* the backend's device activity collection is on */
     atomic_llong next_id, next_corr;
 };
 

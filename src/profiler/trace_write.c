@@ -195,10 +195,20 @@ static void put_lanes(FILE *f, const pe_set *s, int64_t t_first)
     free(seen);
 }
 
+/* The backend's own description when it gave one (and it parses), else an
+ * id and name per device seen. */
 static void put_devices(FILE *f, const pe_set *s)
 {
     int seen[64], n = 0;
     fputs("\"deviceProperties\":[", f);
+    json_doc *d = s->device_json ? json_parse(s->device_json, strlen(s->device_json), NULL) : NULL;
+    bool own = d && json_doc_root(d)->type == JSON_OBJECT;
+    json_free(d);
+    if (own) {
+        fputs(s->device_json, f);
+        fputs("],\n", f);
+        return;
+    }
     for (size_t i = 0; i < s->n; i++) {
         int d = s->ev[i].device;
         bool dup = d < 0;

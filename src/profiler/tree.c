@@ -269,6 +269,29 @@ bool pe_calls_work(const pe_calls *cs, bool **work, int **below)
     return true;
 }
 
+bool pe_resolve_external_ids(pe_set *s)
+{
+    bool missing = false;
+    for (size_t i = 0; i < s->n && !missing; i++)
+        missing = !s->ev[i].ext_id && (s->ev[i].kind == PE_RUNTIME || pe_is_device(&s->ev[i]));
+    if (!missing) return true;
+    pe_calls cs;
+    if (!pe_calls_build(s, &cs)) return false;
+    for (size_t i = 0; i < cs.n; i++) {
+        const pe_call *c = &cs.c[i];
+        if (c->kind != PE_RUNTIME || c->e->ext_id) continue;
+        int a = c->parent;
+        while (a >= 0 && cs.c[a].kind != PE_CPU_OP && cs.c[a].kind != PE_USER) a = cs.c[a].parent;
+        if (a >= 0) s->ev[c->e - s->ev].ext_id = cs.c[a].e->ext_id;
+    }
+    for (size_t i = 0; i < cs.n; i++) {
+        const pe_call *c = &cs.c[i];
+        if (c->device && !c->e->ext_id && c->launcher >= 0) s->ev[c->e - s->ev].ext_id = cs.c[c->launcher].e->ext_id;
+    }
+    pe_calls_free(&cs);
+    return true;
+}
+
 const char *pe_call_key(const pe_call *c)
 {
     return strncmp(c->name, "ProfilerStep#", 13) == 0 ? "ProfilerStep*" : c->name;

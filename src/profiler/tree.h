@@ -40,6 +40,12 @@ void pe_calls_free(pe_calls *c);
  * work[i], and below[i] = work units at or under call i. false on OOM. */
 bool pe_calls_work(const pe_calls *cs, bool **work, int **below);
 
+/* Records a backend hands over after the fact (CUPTI's, at window end) do
+ * not know their op: a launch call gets the External id of the op around it
+ * on its thread, and the GPU work it launched gets the same, as Kineto
+ * writes them. false when out of memory. */
+bool pe_resolve_external_ids(pe_set *s);
+
 /* Table key: "ProfilerStep#N" groups as "ProfilerStep*", as torch shows it. */
 const char *pe_call_key(const pe_call *c);
 
