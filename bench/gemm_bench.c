@@ -2,7 +2,9 @@
  * it at the tutorial's GeGLU shapes (dim 768, hidden 3072: the gate/up GLU
  * GEMM m x 768 -> m x 3072 and the down GEMM m x 3072 -> m x 768) for each
  * dtype and row count, straight on the kernels, with no plan or profiler in
- * the way. Figures go to stdout and, with --json, to a results file.
+ * the way; and, for the eager/compiled modes, the fused gelu_tanh(gate) * up
+ * pointwise pass over m x 3072 (GB/s of its three streams). Figures go to
+ * stdout and, with --json, to a results file.
  *
  *   gemm_bench [--path NAME] [--threads N] [--dtype f32|bf16|all]
  *              [--rows 1,16,128,1024,8192] [--dim 768] [--hidden 3072]
@@ -16,6 +18,7 @@
 #include "core/dtype.h"
 #include "cpu/features.h"
 #include "cpu/gemm.h"
+#include "cpu/pointwise.h"
 #include "cpu/pool.h"
 
 typedef struct {
@@ -48,6 +51,23 @@ static double time_gemm(cpu_pool *pool, const cpu_packed *p, fmlp_act act, const
         int64_t t0 = fmlp_now_ns(), calls = 0, t1;
         do {
             cpu_gemm_run(pool, p, act, A, lda, C, ldc, m, NULL);
+            calls++;
+            t1 = fmlp_now_ns();
+        } while ((double)(t1 - t0) < seconds / 4 * 1e9);
+        double per = (double)(t1 - t0) * 1e-9 / (double)calls;
+        if (per < best) best = per;
+    }
+    return best;
+}
+
+static double time_pointwise(cpu_pool *pool, cpu_path path, fmlp_dtype dt, const void *a, const void *b, void *o,
+                             int64_t m, int64_t n, double seconds)
+{
+    double best = 1e30;
+    for (int batch = 0; batch < 4; batch++) {
+        int64_t t0 = fmlp_now_ns(), calls = 0, t1;
+        do {
+            cpu_pointwise_run(pool, path, dt, CPU_PW_GLU, FMLP_ACT_GELU_TANH, a, n, b, n, o, n, m, n, NULL);
             calls++;
             t1 = fmlp_now_ns();
         } while ((double)(t1 - t0) < seconds / 4 * 1e9);
@@ -108,7 +128,8 @@ int main(int argc, char **argv)
                 (long long)o.hidden);
     }
     printf("cpu: %s, threads %d\n", cpu_features_get()->brand, cpu_pool_threads(pool));
-    printf("%-5s %-11s %6s  %12s %9s  %12s %9s\n", "dtype", "path", "rows", "glu GFLOP/s", "ms", "down GFLOP/s", "ms");
+    printf("%-5s %-11s %6s  %12s %9s  %12s %9s  %10s\n", "dtype", "path", "rows", "glu GFLOP/s", "ms", "down GFLOP/s",
+           "ms", "pw GB/s");
     uint64_t seed = 42;
     int first = 1;
     for (int d = 0; d < 2; d++) {
@@ -133,17 +154,19 @@ int main(int argc, char **argv)
             if (!x || !h || !y) return 1;
             double tg = time_gemm(pool, glu, FMLP_ACT_GELU_TANH, x, D, h, H, m, o.seconds);
             double td = time_gemm(pool, down, FMLP_ACT_NONE, h, H, y, D, m, o.seconds);
+            double tp = time_pointwise(pool, want, dt, h, h, h, m, H, o.seconds);
+            double pw_gbs = 3.0 * (double)(m * H) * (dt == FMLP_F32 ? 4 : 2) / tp * 1e-9;
             double fg = 2.0 * 2.0 * (double)m * (double)H * (double)D, fd = 2.0 * (double)m * (double)D * (double)H;
-            printf("%-5s %-11s %6lld  %12.1f %9.3f  %12.1f %9.3f\n", fmlp_dtype_name(dt),
+            printf("%-5s %-11s %6lld  %12.1f %9.3f  %12.1f %9.3f  %10.1f\n", fmlp_dtype_name(dt),
                    cpu_path_name(cpu_packed_path(glu)), (long long)m, fg / tg * 1e-9, tg * 1e3, fd / td * 1e-9,
-                   td * 1e3);
+                   td * 1e3, pw_gbs);
             fflush(stdout);
             if (js)
                 fprintf(js,
                         "%s  {\"dtype\": \"%s\", \"path\": \"%s\", \"rows\": %lld, \"glu_gflops\": %.2f, "
-                        "\"glu_ms\": %.4f, \"down_gflops\": %.2f, \"down_ms\": %.4f}",
+                        "\"glu_ms\": %.4f, \"down_gflops\": %.2f, \"down_ms\": %.4f, \"pointwise_glu_gbps\": %.2f}",
                         first ? "" : ",\n", fmlp_dtype_name(dt), cpu_path_name(cpu_packed_path(glu)), (long long)m,
-                        fg / tg * 1e-9, tg * 1e3, fd / td * 1e-9, td * 1e3);
+                        fg / tg * 1e-9, tg * 1e3, fd / td * 1e-9, td * 1e3, pw_gbs);
             first = 0;
             free(x);
             free(h);

@@ -1,8 +1,10 @@
 /* Why: the GEMM driver. It packs weights once into the panel layout of the
- * path's microkernel (gemm_internal.h), and per call splits the output over
- * the pool and blocks rows for the caches; the per-ISA block functions do
+ * path's microkernel (gemm_internal.h), and per call cuts the output into
+ * units (a block of rows that stays in L2 by a group of panels) that the
+ * pool's threads claim until none are left; the per-ISA block functions do
  * the arithmetic. No k is ever split, across threads or blocks, so each
- * element is one thread's fixed-order sum. */
+ * element is one thread's fixed-order sum whoever computes it. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,21 +149,44 @@ cpu_path cpu_packed_path(const cpu_packed *p) { return p->path; }
 #define GEMM_MIN_PARALLEL_MACS (64 * 1024)
 /* The rows of A one thread keeps hot in L2 while it walks its panels. */
 #define GEMM_A_BLOCK_BYTES (192 * 1024)
+/* Work is handed out in units of one row block by a group of panels, sized
+ * to about this many multiply-adds: small enough that a thread slowed by
+ * other load on its core leaves its share to the others, large enough that
+ * claiming a unit costs nothing. */
+#define GEMM_UNIT_MACS (4 * 1024 * 1024)
+
+/* How one call cuts C into units; a function of the shape alone. */
+typedef struct {
+    int64_t mc, row_blocks; /* rows per block (a multiple of the tile) */
+    int64_t pg, groups;     /* panels per group */
+} gemm_grid;
+
+static gemm_grid grid_for(const cpu_packed *p, int64_t m, int nthreads)
+{
+    gemm_grid g;
+    int64_t mr = path_mr(p->path);
+    size_t esz = p->dtype == FMLP_F32 ? 4 : 2;
+    int64_t rows = GEMM_A_BLOCK_BYTES / (int64_t)(esz * (size_t)p->k);
+    g.mc = rows < mr ? mr : rows / mr * mr;
+    if (g.mc > m) g.mc = m;
+    g.row_blocks = (m + g.mc - 1) / g.mc;
+    int64_t per_panel = g.mc * p->nr * p->k;
+    g.pg = (GEMM_UNIT_MACS + per_panel - 1) / per_panel;
+    /* At least a few units per thread when the rows alone do not give them. */
+    int64_t cap = (p->panels + 4 * nthreads - 1) / (4 * nthreads);
+    if (g.row_blocks < 4 * nthreads && g.pg > cap) g.pg = cap;
+    if (g.pg < GEMM_WIDE) g.pg = GEMM_WIDE;
+    g.pg = (g.pg + GEMM_WIDE - 1) / GEMM_WIDE * GEMM_WIDE;
+    g.groups = (p->panels + g.pg - 1) / g.pg;
+    return g;
+}
 
 typedef struct {
     gemm_call g;
     gemm_block_fn block;
-    int nthreads;
-    bool split_panels;
-    int64_t mr, mc;
+    gemm_grid grid;
+    atomic_llong next; /* the next unclaimed unit */
 } gemm_task;
-
-static bool split_over_panels(const cpu_packed *p, int64_t m, int nthreads)
-{
-    int mr = path_mr(p->path);
-    if (p->panels < nthreads) return false;
-    return m <= (int64_t)mr * nthreads || p->panels >= 4 * nthreads;
-}
 
 int cpu_gemm_threads(cpu_pool *pool, const cpu_packed *p, int64_t m)
 {
@@ -169,43 +194,43 @@ int cpu_gemm_threads(cpu_pool *pool, const cpu_packed *p, int64_t m)
     int nt = cpu_pool_threads(pool);
     double macs = (double)m * (double)p->panels * p->nr * (double)p->k;
     if (nt <= 1 || macs < GEMM_MIN_PARALLEL_MACS) return 1;
-    int64_t mr = path_mr(p->path);
-    int64_t units = split_over_panels(p, m, nt) ? p->panels : (m + mr - 1) / mr;
+    gemm_grid g = grid_for(p, m, nt);
+    int64_t units = g.row_blocks * g.groups;
     return units < nt ? (int)units : nt;
 }
 
+/* Units go row block by row block, so the threads share the A block they
+ * work on; which thread computes a unit never changes its bits. */
 static void gemm_task_run(void *arg, int tid, int nthreads)
 {
-    const gemm_task *t = arg;
+    gemm_task *t = arg;
+    const gemm_grid *gr = &t->grid;
+    int64_t units = gr->row_blocks * gr->groups;
+    (void)tid;
     (void)nthreads;
-    int64_t m0 = 0, m1 = t->g.m, p0 = 0, p1 = t->g.p->panels;
-    if (t->split_panels) {
-        cpu_split(p1, t->nthreads, tid, &p0, &p1);
-    } else {
-        int64_t tiles = (t->g.m + t->mr - 1) / t->mr, lo, hi;
-        cpu_split(tiles, t->nthreads, tid, &lo, &hi);
-        m0 = lo * t->mr;
-        m1 = hi * t->mr < t->g.m ? hi * t->mr : t->g.m;
+    for (;;) {
+        int64_t u = atomic_fetch_add_explicit(&t->next, 1, memory_order_relaxed);
+        if (u >= units) return;
+        int64_t m0 = u / gr->groups * gr->mc, p0 = u % gr->groups * gr->pg;
+        int64_t m1 = m0 + gr->mc < t->g.m ? m0 + gr->mc : t->g.m;
+        int64_t p1 = p0 + gr->pg < t->g.p->panels ? p0 + gr->pg : t->g.p->panels;
+        t->block(&t->g, m0, m1, p0, p1);
     }
-    for (int64_t i = m0; i < m1; i += t->mc) t->block(&t->g, i, i + t->mc < m1 ? i + t->mc : m1, p0, p1);
 }
 
 void cpu_gemm_run(cpu_pool *pool, const cpu_packed *p, fmlp_act act, const void *A, int64_t lda, void *C,
                   int64_t ldc, int64_t m, cpu_lane_time *times)
 {
+    if (m < 1) return;
+    int nthreads = cpu_gemm_threads(pool, p, m);
     gemm_task t = {
         .g = {.p = p, .act = act, .A = A, .lda = lda, .C = C, .ldc = ldc, .m = m},
         .block = path_block(p->path),
-        .nthreads = cpu_gemm_threads(pool, p, m),
-        .mr = path_mr(p->path),
+        .grid = grid_for(p, m, nthreads),
     };
-    t.split_panels = split_over_panels(p, m, t.nthreads);
-    size_t esz = p->dtype == FMLP_F32 ? 4 : 2;
-    int64_t rows = GEMM_A_BLOCK_BYTES / (int64_t)(esz * (size_t)p->k);
-    t.mc = rows < t.mr ? t.mr : rows / t.mr * t.mr;
-    if (m < 1) return;
+    atomic_init(&t.next, 0);
     if (pool) {
-        cpu_pool_run(pool, t.nthreads, gemm_task_run, &t, times);
+        cpu_pool_run(pool, nthreads, gemm_task_run, &t, times);
         return;
     }
     if (times) times[0].t0_ns = fmlp_now_ns();
