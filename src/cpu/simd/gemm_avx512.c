@@ -148,20 +148,28 @@ void gemm_block_avx512(const gemm_call *g, int64_t m0, int64_t m1, int64_t p0, i
     size_t esz = f32 ? 4 : 2;
     float acc[MR * NR] __attribute__((aligned(64)));
     float wacc[GEMM_WIDE_ROWS * GEMM_WIDE * NR] __attribute__((aligned(64)));
-    for (int64_t panel = p0; panel < p1;) {
-        const void *W = gemm_panel(p, panel);
-        if (m1 - m0 <= GEMM_WIDE_ROWS && p1 - panel >= GEMM_WIDE) {
-            int rows = (int)(m1 - m0);
-            wides[rows]((const char *)g->A + (size_t)(m0 * g->lda) * esz, g->lda, W, p->panel_elems, p->k, wacc);
+    if (m1 - m0 <= GEMM_WIDE_ROWS) {
+        int rows = (int)(m1 - m0);
+        const void *A = (const char *)g->A + (size_t)(m0 * g->lda) * esz;
+        int64_t panel = p0;
+        for (; p1 - panel >= GEMM_WIDE; panel += GEMM_WIDE) {
+            wides[rows](A, g->lda, gemm_panel(p, panel), p->panel_elems, p->k, wacc);
             for (int q = 0; q < GEMM_WIDE; q++) gemm_epilogue_avx512(g, wacc + q * rows * NR, rows, m0, panel + q);
-            panel += GEMM_WIDE;
-            continue;
         }
-        for (int64_t i = m0; i < m1; i += MR) {
-            int rows = m1 - i < MR ? (int)(m1 - i) : MR;
-            tiles[rows]((const char *)g->A + (size_t)(i * g->lda) * esz, g->lda, W, p->k, acc);
+        for (; panel < p1; panel++) {
+            tiles[rows](A, g->lda, gemm_panel(p, panel), p->k, acc);
+            gemm_epilogue_avx512(g, acc, rows, m0, panel);
+        }
+        return;
+    }
+    /* Row tiles outside: a tile's A rows stay in L1 while the group's
+     * panels stream past from L2. */
+    for (int64_t i = m0; i < m1; i += MR) {
+        int rows = m1 - i < MR ? (int)(m1 - i) : MR;
+        const void *A = (const char *)g->A + (size_t)(i * g->lda) * esz;
+        for (int64_t panel = p0; panel < p1; panel++) {
+            tiles[rows](A, g->lda, gemm_panel(p, panel), p->k, acc);
             gemm_epilogue_avx512(g, acc, rows, i, panel);
         }
-        panel++;
     }
 }
