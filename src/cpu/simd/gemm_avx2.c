@@ -113,11 +113,12 @@ void gemm_block_avx2(const gemm_call *g, int64_t m0, int64_t m1, int64_t p0, int
     const tile_fn *tiles = p->dtype == FMLP_F32 ? k_tiles_f32 : k_tiles_bf16;
     size_t esz = p->dtype == FMLP_F32 ? 4 : 2;
     float acc[MR * NR] __attribute__((aligned(32)));
-    for (int64_t panel = p0; panel < p1; panel++) {
-        const void *W = gemm_panel(p, panel);
-        for (int64_t i = m0; i < m1; i += MR) {
-            int rows = m1 - i < MR ? (int)(m1 - i) : MR;
-            tiles[rows]((const char *)g->A + (size_t)(i * g->lda) * esz, g->lda, W, p->k, acc);
+    /* Row tiles outside: a tile's A rows stay in L1 while panels stream. */
+    for (int64_t i = m0; i < m1; i += MR) {
+        int rows = m1 - i < MR ? (int)(m1 - i) : MR;
+        const void *A = (const char *)g->A + (size_t)(i * g->lda) * esz;
+        for (int64_t panel = p0; panel < p1; panel++) {
+            tiles[rows](A, g->lda, gemm_panel(p, panel), p->k, acc);
             epilogue(g, acc, rows, i, panel);
         }
     }
