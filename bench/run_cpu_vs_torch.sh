@@ -15,9 +15,9 @@
 # Needs: a built fmlp (FMLP=path, default build/fmlp), Debian's PyTorch
 # (apt-get install python3-torch python3-numpy) and, for a fair f32 peer,
 # libopenblas0-pthread (without it torch's f32 matmul is netlib's reference
-# BLAS). Knobs (environment): ROWS, DTYPES, MODES, THREADS (2), ROUNDS (2),
+# BLAS). Knobs (environment): ROWS, DTYPES, MODES, THREADS (2), ROUNDS (3),
 # TORCH_IMPLS (eager,jit), REFBLAS=1 (also time torch f32 with the reference
-# BLAS at rows <= 128), FMLP_BUDGET (1 s per point), PYTHON (/usr/bin/python3), OUT (results path stem).
+# BLAS at rows <= 128), FMLP_BUDGET (0.5 s per point), PYTHON (/usr/bin/python3), OUT (results path stem).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -27,9 +27,9 @@ ROWS=${ROWS:-1,16,128,1024,8192}
 DTYPES=${DTYPES:-f32,bf16}
 MODES=${MODES:-eager,compiled,fused}
 THREADS=${THREADS:-2}
-ROUNDS=${ROUNDS:-2}
+ROUNDS=${ROUNDS:-3}
 TORCH_IMPLS=${TORCH_IMPLS:-eager,jit}
-FMLP_BUDGET=${FMLP_BUDGET:-1}  # seconds per point, like the peer's --min-time
+FMLP_BUDGET=${FMLP_BUDGET:-0.5}  # seconds per point, the same as the peer's --min-time
 DATE=$(date -u +%Y-%m-%d)
 OUT=${OUT:-bench/results/cpu_geglu_$DATE}
 
@@ -81,8 +81,13 @@ PYEOF
 
 # ------------------------------------------------------------ sweep
 fmlp_files=() torch_files=()
+note_load() {  # side round rows: the 1-minute load average, to judge noise
+    printf '{"side": "%s", "round": %d, "rows": %d, "loadavg1": %s}\n' "$1" "$2" "$3" \
+        "$(cut -d' ' -f1 /proc/loadavg)" >> "$tmp/load.jsonl"
+}
 run_fmlp() {  # round rows
     local f="$tmp/fmlp_r$1_$2.json"
+    note_load fmlp "$1" "$2"
     echo "== fmlp bench rows $2 (round $1)" >&2
     "$FMLP" bench --rows "$2" --dtype "$DTYPES" --mode "$MODES" --threads "$THREADS" --budget "$FMLP_BUDGET" \
         --json "$f" >&2
@@ -90,9 +95,10 @@ run_fmlp() {  # round rows
 }
 run_torch() {  # round rows
     local f="$tmp/torch_r$1_$2.json"
+    note_load torch "$1" "$2"
     echo "== torch rows $2 (round $1)" >&2
     "$PY" bench/torch_peer.py measure --rows "$2" --dtype "$DTYPES" --impl "$TORCH_IMPLS" \
-        --threads "$THREADS" --min-reps 5 --json "$f"
+        --threads "$THREADS" --min-reps 5 --min-time "$FMLP_BUDGET" --json "$f"
     torch_files+=("$f")
     if [ "${REFBLAS:-0}" = 1 ] && [ "$2" -le 128 ] && [ -e /usr/lib/x86_64-linux-gnu/blas/libblas.so.3 ]; then
         f="$tmp/torch_refblas_r$1_$2.json"
@@ -109,7 +115,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
 done
 
 mkdir -p "$(dirname "$OUT")"
-"$PY" bench/torch_peer.py merge --machine "$tmp/machine.json" --fmlp "${fmlp_files[@]}" \
+"$PY" bench/torch_peer.py merge --machine "$tmp/machine.json" --load "$tmp/load.jsonl" --fmlp "${fmlp_files[@]}" \
     --torch "${torch_files[@]}" --out-json "$OUT.json" --out-md "$OUT.md"
 cat "$OUT.md"
 echo "wrote $OUT.json and $OUT.md" >&2

@@ -207,7 +207,7 @@ def fmlp_records(doc):
                 us = _num(o, "median_s", "seconds") * 1e6
             if isinstance(mode, str) and isinstance(dt, str) and isinstance(rows, int) and us is not None:
                 rec = {"impl": "fmlp_" + mode, "dtype": dt, "rows": rows, "median_us": us}
-                for k in ("resolved", "kernels", "n_kernels", "cpu_path", "path", "plan"):
+                for k in ("resolved", "kernels", "n_kernels", "cpu_path", "path", "plan", "min_us"):
                     if k in o:
                         rec[k] = o[k]
                 out.append(rec)
@@ -226,6 +226,7 @@ def merge(a):
     with open(a.machine) as f:
         machine = json.load(f)
     per_round = {}  # (impl, dtype, rows) -> [median_us per round]
+    best_min = {}  # (impl, dtype, rows) -> fastest single forward seen
     extra = {}
     torch_info, fmlp_meta = None, []
     for path in a.torch:
@@ -238,6 +239,7 @@ def merge(a):
                 extra.setdefault(key, {})["error"] = r["error"]
                 continue
             per_round.setdefault(key, []).append(r["median_us"])
+            best_min[key] = min(best_min.get(key, float("inf")), r.get("min_us", r["median_us"]))
     for path in a.fmlp:
         with open(path) as f:
             d = json.load(f)
@@ -246,14 +248,16 @@ def merge(a):
         for r in fmlp_records(d):
             key = (r["impl"], r["dtype"], r["rows"])
             per_round.setdefault(key, []).append(r["median_us"])
+            best_min[key] = min(best_min.get(key, float("inf")), r.get("min_us", r["median_us"]))
             extra.setdefault(key, {}).update({k: v for k, v in r.items()
-                                              if k not in ("impl", "dtype", "rows", "median_us")})
+                                              if k not in ("impl", "dtype", "rows", "median_us", "min_us")})
     flops = lambda rows: 6 * rows * DIM * HIDDEN  # noqa: E731
     figures = []
     for (impl, dt, rows), vals in sorted(per_round.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0])):
         us = min(vals)  # best of the rounds' medians
         figures.append(dict({"impl": impl, "dtype": dt, "rows": rows, "median_us": us,
-                             "rounds_us": vals, "gflops": flops(rows) / us / 1e3}, **extra.get((impl, dt, rows), {})))
+                             "rounds_us": vals, "best_single_us": best_min.get((impl, dt, rows)),
+                             "gflops": flops(rows) / us / 1e3}, **extra.get((impl, dt, rows), {})))
     for key, e in extra.items():
         if key not in per_round and "error" in e:
             figures.append({"impl": key[0], "dtype": key[1], "rows": key[2], "error": e["error"]})
@@ -287,6 +291,12 @@ def merge(a):
         rat.get(("f32", 1024), {}).get("fused_speed_vs_torch_eager"), 0.8)
     for r in ratios:
         bar("fused vs fmlp eager, %s rows %d" % (r["dtype"], r["rows"]), r.get("fused_speed_vs_fmlp_eager"), 1.0)
+    load = []
+    if a.load and os.path.exists(a.load):
+        with open(a.load) as f:
+            load = [json.loads(line) for line in f if line.strip()]
+    machine["loadavg1_during_run"] = {"min": min((x["loadavg1"] for x in load), default=None),
+                                      "max": max((x["loadavg1"] for x in load), default=None)}
     res = {
         "benchmark": "GeGLU MLP forward on the CPU, fmlp vs PyTorch",
         "shape": {"dim": DIM, "hidden": HIDDEN, "bias": False, "act": "gelu_tanh"},
@@ -299,6 +309,7 @@ def merge(a):
         "figures": figures,
         "ratios": ratios,
         "bars": bars,
+        "load": load,
     }
     with open(a.out_json, "w") as f:
         json.dump(res, f, indent=1)
@@ -309,6 +320,7 @@ def merge(a):
 
 def markdown(res, fig, rat, dtypes, rows_all):
     m, t = res["machine"], res["torch"] or {}
+    best = {(f["impl"], f["dtype"], f["rows"]): f.get("best_single_us") for f in res["figures"]}
     impls = [i for i in ("torch_eager", "torch_jit", "torch_eager_refblas", "fmlp_eager", "fmlp_compiled",
                          "fmlp_fused", "fmlp_auto") if any(k[0] == i for k in fig)]
     L = ["# GeGLU MLP on the CPU: fmlp against PyTorch", ""]
@@ -328,6 +340,12 @@ def markdown(res, fig, rat, dtypes, rows_all):
     elif m.get("fmlp_paths"):
         L.append("- fmlp CPU paths: %s" % m["fmlp_paths"])
     L.append("")
+    la = m.get("loadavg1_during_run") or {}
+    if la.get("max") is not None:
+        L.append("- 1-minute load average before each part of the sweep: %.2f to %.2f on %s CPUs "
+                 "(above the thread count means other work shared the cores; the per-round figures in "
+                 "the JSON show how much that moved the medians)" % (la["min"], la["max"], m.get("cpus", "?")))
+    L.append("")
     L.append("`torch_jit` is torch.jit.script + freeze with oneDNN fusion, the nearest thing to torch.compile "
              "in torch 1.13.")
     L.append("")
@@ -344,6 +362,17 @@ def markdown(res, fig, rat, dtypes, rows_all):
             fe = r.get("fused_speed_vs_fmlp_eager")
             L.append("| %d | %s | %s | %s |" % (rows, " | ".join(cells), "%.2f×" % ft if ft else "–",
                                                  "%.2f×" % fe if fe else "–"))
+        L.append("")
+        L.append("Fastest single forward (us), less sensitive to other work on the machine:")
+        L.append("")
+        L.append("| rows | " + " | ".join(impls) + " | fused vs torch eager | fused vs fmlp eager |")
+        L.append("|" + "---:|" * (len(impls) + 3))
+        for rows in rows_all:
+            b = {i: best.get((i, dt, rows)) for i in impls}
+            cells = ["%.1f" % b[i] if b[i] else "–" for i in impls]
+            fu, te, fe = b.get("fmlp_fused"), b.get("torch_eager"), b.get("fmlp_eager")
+            L.append("| %d | %s | %s | %s |" % (rows, " | ".join(cells), "%.2f×" % (te / fu) if te and fu else "–",
+                                                 "%.2f×" % (fe / fu) if fe and fu else "–"))
         L.append("")
         L.append("GFLOP/s: " + "; ".join(
             "rows %d: %s" % (rows, ", ".join("%s %.1f" % (i, 6 * rows * DIM * HIDDEN / fig[(i, dt, rows)] / 1e3)
@@ -380,6 +409,7 @@ def main():
     pg.add_argument("--machine", required=True)
     pg.add_argument("--fmlp", nargs="*", default=[])
     pg.add_argument("--torch", nargs="*", default=[])
+    pg.add_argument("--load", help="JSON lines of the load average before each part")
     pg.add_argument("--out-json", required=True)
     pg.add_argument("--out-md", required=True)
     a = ap.parse_args()
