@@ -154,6 +154,9 @@ cpu_path cpu_packed_path(const cpu_packed *p) { return p->path; }
  * other load on its core leaves its share to the others, large enough that
  * claiming a unit costs nothing. */
 #define GEMM_UNIT_MACS (4 * 1024 * 1024)
+/* A unit's panels are re-read by each of its row tiles, from L2 (1 MB per
+ * core on the machines this was tuned on) next to the tile's A rows. */
+#define GEMM_GROUP_BYTES (512 * 1024)
 
 /* How one call cuts C into units; a function of the shape alone. */
 typedef struct {
@@ -175,8 +178,15 @@ static gemm_grid grid_for(const cpu_packed *p, int64_t m, int nthreads)
     /* At least a few units per thread when the rows alone do not give them. */
     int64_t cap = (p->panels + 4 * nthreads - 1) / (4 * nthreads);
     if (g.row_blocks < 4 * nthreads && g.pg > cap) g.pg = cap;
-    if (g.pg < GEMM_WIDE) g.pg = GEMM_WIDE;
-    g.pg = (g.pg + GEMM_WIDE - 1) / GEMM_WIDE * GEMM_WIDE;
+    if (g.mc <= GEMM_WIDE_ROWS) {
+        /* One pass over the weights: whole wide tiles, no reuse to keep. */
+        g.pg = (g.pg + GEMM_WIDE - 1) / GEMM_WIDE * GEMM_WIDE;
+    } else {
+        /* Several row tiles walk the group: it must stay in L2. */
+        int64_t fit = GEMM_GROUP_BYTES / (p->panel_elems * (int64_t)esz);
+        if (g.pg > fit) g.pg = fit;
+    }
+    if (g.pg < 1) g.pg = 1;
     g.groups = (p->panels + g.pg - 1) / g.pg;
     return g;
 }

@@ -163,13 +163,16 @@ void gemm_block_avx512(const gemm_call *g, int64_t m0, int64_t m1, int64_t p0, i
         return;
     }
     /* Row tiles outside: a tile's A rows stay in L1 while the group's
-     * panels stream past from L2. */
-    for (int64_t i = m0; i < m1; i += MR) {
-        int rows = m1 - i < MR ? (int)(m1 - i) : MR;
-        const void *A = (const char *)g->A + (size_t)(i * g->lda) * esz;
+     * panels stream past from L2. Tiles share the rows evenly (16 rows are
+     * two of 8, not 12 and 4), so none runs short of accumulators. */
+    int64_t ntiles = (m1 - m0 + MR - 1) / MR;
+    for (int t = 0; t < ntiles; t++) {
+        int64_t lo, hi;
+        cpu_split(m1 - m0, (int)ntiles, t, &lo, &hi);
+        const void *A = (const char *)g->A + (size_t)((m0 + lo) * g->lda) * esz;
         for (int64_t panel = p0; panel < p1; panel++) {
-            tiles[rows](A, g->lda, gemm_panel(p, panel), p->k, acc);
-            gemm_epilogue_avx512(g, acc, rows, i, panel);
+            tiles[hi - lo](A, g->lda, gemm_panel(p, panel), p->k, acc);
+            gemm_epilogue_avx512(g, acc, (int)(hi - lo), m0 + lo, panel);
         }
     }
 }
