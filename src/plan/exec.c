@@ -49,22 +49,25 @@ static void shapes_of(const fmlp_kernel *k, char *buf, size_t len)
         snprintf(buf, len, "[[%lld, %lld]]", (long long)k->m, (long long)k->n);
 }
 
-static fmlp_status run_plan(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *bufs)
+/* The module op around a whole forward, as torch nests aten::linear. */
+static int64_t outer_begin(struct fmlp_profiler *prof, const fmlp_mlp *m, const fmlp_plan *p, int64_t rows)
+{
+    char shapes[96];
+    snprintf(shapes, sizeof shapes, "[[%lld, %lld]]", (long long)rows, (long long)m->desc.dim);
+    int64_t flops = 0, bytes = 0;
+    for (int i = 0; i < p->n; i++) {
+        flops += p->k[i].flops;
+        bytes += p->k[i].bytes;
+    }
+    return fmlp_prof_op_begin(prof, p->outer, shapes, flops, bytes);
+}
+
+/* Runs the plan's kernels in order; `prof` NULL records nothing (also
+ * while a CUDA graph captures, when kernels are recorded, not run). */
+static fmlp_status run_kernels(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *bufs, struct fmlp_profiler *prof)
 {
     fmlp_ctx *ctx = m->ctx;
     fmlp_dtype dt = m->desc.dtype;
-    struct fmlp_profiler *prof = ctx->prof;
-    int64_t outer = 0;
-    if (prof) {
-        char shapes[96];
-        snprintf(shapes, sizeof shapes, "[[%lld, %lld]]", (long long)bufs[FMLP_BUF_X].rows, (long long)m->desc.dim);
-        int64_t flops = 0, bytes = 0;
-        for (int i = 0; i < p->n; i++) {
-            flops += p->k[i].flops;
-            bytes += p->k[i].bytes;
-        }
-        outer = fmlp_prof_op_begin(prof, p->outer, shapes, flops, bytes);
-    }
     fmlp_status s = FMLP_OK;
     for (int i = 0; i < p->n && s == FMLP_OK; i++) {
         const fmlp_kernel *k = &p->k[i];
@@ -82,6 +85,51 @@ static fmlp_status run_plan(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *bufs)
             s = ctx->be->run(ctx, dt, k, packed, &bufs[k->in0], in1, &bufs[k->out], 0);
         }
     }
+    return s;
+}
+
+/* What a captured CUDA graph depends on; zeroed so padding compares equal. */
+typedef struct {
+    const fmlp_mlp *mlp;
+    int mode;
+    int64_t rows;
+    const void *ptr[FMLP_BUF_COUNT];
+    int64_t ld[FMLP_BUF_COUNT];
+} graph_key;
+
+/* Replays the graph cached for this forward, or captures one and launches it. */
+static fmlp_status run_graph(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *bufs, int64_t correlation)
+{
+    fmlp_ctx *ctx = m->ctx;
+    graph_key key;
+    memset(&key, 0, sizeof key);
+    key.mlp = m;
+    key.mode = (int)p->resolved;
+    key.rows = bufs[FMLP_BUF_X].rows;
+    for (int b = 0; b < FMLP_BUF_COUNT; b++) {
+        key.ptr[b] = bufs[b].data;
+        key.ld[b] = bufs[b].ld;
+    }
+    bool hit = false;
+    fmlp_status s = ctx->be->graph_launch(ctx, &key, sizeof key, correlation, &hit);
+    if (s != FMLP_OK || hit) return s;
+    s = ctx->be->graph_begin(ctx);
+    if (s != FMLP_OK) return s;
+    s = run_kernels(m, p, bufs, NULL);
+    fmlp_status e = ctx->be->graph_end(ctx, s == FMLP_OK ? &key : NULL, sizeof key, correlation);
+    return s != FMLP_OK ? s : e;
+}
+
+static fmlp_status run_plan(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *bufs)
+{
+    struct fmlp_profiler *prof = m->ctx->prof;
+    bool graph = m->graph && m->ctx->be->graph_launch;
+    int64_t outer = prof ? outer_begin(prof, m, p, bufs[FMLP_BUF_X].rows) : 0;
+    fmlp_status s;
+    if (graph)
+        s = run_graph(m, p, bufs, prof ? fmlp_prof_correlation(prof) : 0);
+    else
+        s = run_kernels(m, p, bufs, prof);
     if (prof) fmlp_prof_op_end(prof, outer);
     return s;
 }
