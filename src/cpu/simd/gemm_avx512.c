@@ -1,7 +1,8 @@
 /* Why: the AVX-512 microkernels for f32, and for bf16 on CPUs without
  * vdpbf16ps (weights and A widened to f32 in registers, one FMA per k).
- * A tile is up to GEMM_MR_AVX512 rows by one 32-column panel: 16 zmm
- * accumulators, A elements broadcast straight from the caller's rows. */
+ * A tile is up to GEMM_MR_AVX512 rows by one 32-column panel (16 zmm
+ * accumulators), or for 1-3 rows four panels; A elements are broadcast
+ * straight from the caller's rows. */
 #include <immintrin.h>
 
 #include "cpu/gemm_internal.h"
