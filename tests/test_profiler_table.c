@@ -157,6 +157,8 @@ static void test_gpu_arithmetic(void)
     tu_check(resolved && s.ev[rti].ext_id == 4 && s.ev[gki].ext_id == 4,
              "late launch and kernel records get fmlp::linear's External id (got %lld, %lld)",
              (long long)s.ev[rti].ext_id, (long long)s.ev[gki].ext_id);
+    tu_check(pe_give_work_to_kernels(&s) && s.ev[gki].flops == 2000 && s.ev[gki].bytes == 480,
+             "the one GPU kernel of fmlp::linear gets its FLOPs and bytes");
     pe_set_free(&s);
 }
 

@@ -86,7 +86,7 @@ static void window_finish(fmlp_profiler *p)
     for (size_t i = 0; i < p->cur.n; i++)
         if (p->cur.ev[i].t1 >= 0) p->cur.ev[w++] = p->cur.ev[i];
     p->cur.n = w;
-    if (!pe_resolve_external_ids(&p->cur)) p->cur.oom = true;
+    if (!pe_resolve_external_ids(&p->cur) || !pe_give_work_to_kernels(&p->cur)) p->cur.oom = true;
     p->cur.base_ns = epoch_offset_ns();
     char dev[2048];
     if (p->ctx->be->device_json && p->ctx->be->device_json(p->ctx, dev, sizeof dev) > 0)
@@ -205,9 +205,11 @@ fmlp_status fmlp_profiler_start(fmlp_profiler *p)
     p->step_num = 0;
     p->action = PA_NONE;
     transition(p, prof_schedule_action(&p->opt, 0), false);
-    step_open(p);
     pthread_mutex_unlock(&p->lock);
     device_start(p);
+    pthread_mutex_lock(&p->lock);
+    step_open(p);
+    pthread_mutex_unlock(&p->lock);
     return FMLP_OK;
 }
 
@@ -221,16 +223,24 @@ fmlp_status fmlp_profiler_step(fmlp_profiler *p)
 {
     if (!p) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_profiler_step: profiler is NULL");
     if (!p->started) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_profiler_step: profiler not started; call fmlp_profiler_start first");
+    /* Switching device collection off and on again costs milliseconds:
+     * it happens between the steps, outside both ProfilerStep spans. */
     prof_action next = prof_schedule_action(&p->opt, p->step_num + 1);
-    if (window_ends(p->action, next, false)) device_stop(p);
     pthread_mutex_lock(&p->lock);
     step_close(p);
+    pthread_mutex_unlock(&p->lock);
+    if (window_ends(p->action, next, false)) device_stop(p);
+    pthread_mutex_lock(&p->lock);
     p->step_num++;
     bool ready = transition(p, next, false);
+    pthread_mutex_unlock(&p->lock);
+    /* torch's order: the saved window is handed over, then the next one
+     * starts and its step opens. */
+    if (ready) trace_ready(p);
+    device_start(p);
+    pthread_mutex_lock(&p->lock);
     step_open(p);
     pthread_mutex_unlock(&p->lock);
-    device_start(p);
-    if (ready) trace_ready(p);
     return FMLP_OK;
 }
 
@@ -238,9 +248,11 @@ fmlp_status fmlp_profiler_stop(fmlp_profiler *p)
 {
     if (!p) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_profiler_stop: profiler is NULL");
     if (!p->started) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_profiler_stop: profiler not started; call fmlp_profiler_start first");
-    device_stop(p);
     pthread_mutex_lock(&p->lock);
     step_close(p);
+    pthread_mutex_unlock(&p->lock);
+    device_stop(p);
+    pthread_mutex_lock(&p->lock);
     bool ready = transition(p, PA_NONE, true);
     if (!ready) window_clear(p);
     p->started = false;

@@ -49,24 +49,3 @@ void pe_torch_work(pe_event *e, const json_value *args)
         e->bytes = (numel(json_at(dims, 0)) + other + out) * es;
     }
 }
-
-void pe_torch_work_to_kernels(pe_set *s)
-{
-    for (size_t i = 0; i < s->n; i++) {
-        pe_event *op = &s->ev[i];
-        if (op->kind != PE_CPU_OP || op->flops <= 0 || !op->ext_id) continue;
-        pe_event *only = NULL;
-        int kernels = 0;
-        for (size_t j = 0; j < s->n; j++) {
-            pe_event *k = &s->ev[j];
-            if (k->kind == PE_KERNEL && k->device >= 0 && k->ext_id == op->ext_id) {
-                only = k;
-                kernels++;
-            }
-        }
-        if (kernels == 1 && only->flops == 0) {
-            only->flops = op->flops;
-            only->bytes = op->bytes;
-        }
-    }
-}

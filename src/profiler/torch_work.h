@@ -11,7 +11,5 @@
 
 /* Sets e->flops and e->bytes from `args` when e is such an op. */
 void pe_torch_work(pe_event *e, const json_value *args);
-/* Hands an op's FLOPs and bytes to the one device kernel it launched. */
-void pe_torch_work_to_kernels(pe_set *s);
 
 #endif

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "profiler/torch_work.h"
+#include "profiler/tree.h"
 
 #ifdef FMLP_HAVE_ZLIB
 #include <zlib.h>
@@ -202,7 +203,7 @@ fmlp_status pe_parse_trace(const char *text, size_t len, const char *what, pe_se
     }
     json_free(d);
     if (s->oom) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory reading %s", what);
-    if (!ours) pe_torch_work_to_kernels(s);
+    if (!pe_give_work_to_kernels(s)) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory reading %s", what);
     for (size_t i = 0; i < s->n; i++) {
         const pe_event *e = &s->ev[i];
         if (e->device >= 0) continue;

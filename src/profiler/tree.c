@@ -292,6 +292,41 @@ bool pe_resolve_external_ids(pe_set *s)
     return true;
 }
 
+typedef struct {
+    int64_t ext;
+    size_t idx;
+} ext_idx;
+
+static int by_ext(const void *a, const void *b)
+{
+    const ext_idx *x = a, *y = b;
+    return x->ext < y->ext ? -1 : x->ext > y->ext;
+}
+
+bool pe_give_work_to_kernels(pe_set *s)
+{
+    ext_idx *k = malloc((s->n + 1) * sizeof *k);
+    if (!k) return false;
+    size_t nk = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->ev[i].kind == PE_KERNEL && s->ev[i].device >= 0 && s->ev[i].ext_id && !s->ev[i].flops)
+            k[nk++] = (ext_idx){s->ev[i].ext_id, i};
+    qsort(k, nk, sizeof *k, by_ext);
+    for (size_t i = 0; i < s->n && nk; i++) {
+        const pe_event *op = &s->ev[i];
+        if (op->kind != PE_CPU_OP || op->flops <= 0 || !op->ext_id) continue;
+        ext_idx key = {op->ext_id, 0};
+        ext_idx *hit = bsearch(&key, k, nk, sizeof *k, by_ext);
+        if (!hit) continue;
+        bool alone = (hit == k || hit[-1].ext != op->ext_id) && (hit + 1 == k + nk || hit[1].ext != op->ext_id);
+        if (!alone) continue;
+        s->ev[hit->idx].flops = op->flops;
+        s->ev[hit->idx].bytes = op->bytes;
+    }
+    free(k);
+    return true;
+}
+
 const char *pe_call_key(const pe_call *c)
 {
     return strncmp(c->name, "ProfilerStep#", 13) == 0 ? "ProfilerStep*" : c->name;

@@ -46,6 +46,11 @@ bool pe_calls_work(const pe_calls *cs, bool **work, int **below);
  * writes them. false when out of memory. */
 bool pe_resolve_external_ids(pe_set *s);
 
+/* GPU kernel records know nothing of FLOPs; the op that launched exactly
+ * one kernel hands it its FLOPs and bytes, so kernels get achieved rates.
+ * Run after External ids are known. false when out of memory. */
+bool pe_give_work_to_kernels(pe_set *s);
+
 /* Table key: "ProfilerStep#N" groups as "ProfilerStep*", as torch shows it. */
 const char *pe_call_key(const pe_call *c);
 
