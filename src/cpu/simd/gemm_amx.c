@@ -94,10 +94,14 @@ void gemm_block_amx(const gemm_call *g, int64_t m0, int64_t m1, int64_t p0, int6
     const cpu_packed *p = g->p;
     float acc[GEMM_MR_AMX * NR] __attribute__((aligned(64)));
     configure_tiles();
-    for (int64_t i = m0; i < m1; i += GEMM_MR_AMX) {
-        int rows = m1 - i < GEMM_MR_AMX ? (int)(m1 - i) : GEMM_MR_AMX;
-        for (int64_t panel = p0; panel < p1; panel++) {
-            block_32(g, gemm_panel(p, panel), i, rows, acc);
+    /* Panels outside: AMX consumes a panel so fast that keeping it in L1/L2
+     * across the row tiles pays more than keeping A there (measured on a
+     * Xeon: down GEMM 697 vs 571 GFLOP/s per core). */
+    for (int64_t panel = p0; panel < p1; panel++) {
+        const uint16_t *W = gemm_panel(p, panel);
+        for (int64_t i = m0; i < m1; i += GEMM_MR_AMX) {
+            int rows = m1 - i < GEMM_MR_AMX ? (int)(m1 - i) : GEMM_MR_AMX;
+            block_32(g, W, i, rows, acc);
             gemm_epilogue_avx512(g, acc, rows, i, panel);
         }
     }
