@@ -1,9 +1,11 @@
 /* Why: the eager/compiled modes' pointwise passes (activation, gate*up
- * product, or both fused), split over the pool by rows, or by column chunks
- * when there are fewer rows than threads; the per-ISA row functions do the
- * arithmetic. Also the scalar activations: computed in double and rounded
- * once, they are the most accurate f32 values and the scalar path's truth. */
+ * product, or both fused), cut into units of rows (or of column chunks when
+ * rows are few) that the pool's threads claim until none are left; the
+ * per-ISA row functions do the arithmetic. Also the scalar activations:
+ * computed in double and rounded once, they are the most accurate f32
+ * values and the scalar path's truth. */
 #include <math.h>
+#include <stdatomic.h>
 
 #include "core/clock.h"
 #include "core/dtype.h"
@@ -46,15 +48,40 @@ static pw_row_fn row_fn(cpu_path path)
 
 /* Below this many elements a pass stays on the calling thread. */
 #define PW_MIN_PARALLEL 32768
-/* Column chunks (when rows < threads) start on multiples of this. */
+/* Threads claim units of about this many elements from a shared counter,
+ * so a thread slowed by other load on its core leaves work to the others. */
+#define PW_UNIT 16384
+/* Column chunks (when rows are too few to share out) are multiples of this. */
 #define PW_CHUNK 64
+
+/* Units: `rows` whole rows each, or (when cols < n) one column chunk of one
+ * row each; a function of the shape alone. */
+typedef struct {
+    int64_t rows, cols, per_row, count;
+} pw_grid;
+
+static pw_grid grid_for(int64_t m, int64_t n, int nthreads)
+{
+    pw_grid g = {.rows = 1, .cols = n, .per_row = 1};
+    if (m >= 4 * nthreads) {
+        g.rows = PW_UNIT / n > 1 ? PW_UNIT / n : 1;
+        g.count = (m + g.rows - 1) / g.rows;
+        return g;
+    }
+    int64_t want = (m * n + 4 * nthreads - 1) / (4 * nthreads);
+    g.cols = (want + PW_CHUNK - 1) / PW_CHUNK * PW_CHUNK;
+    if (g.cols > n) g.cols = n;
+    g.per_row = (n + g.cols - 1) / g.cols;
+    g.count = m * g.per_row;
+    return g;
+}
 
 int cpu_pointwise_threads(cpu_pool *pool, int64_t m, int64_t n)
 {
     if (!pool || m < 1 || n < 1 || m * n < PW_MIN_PARALLEL) return 1;
     int nt = cpu_pool_threads(pool);
-    int64_t units = m >= nt ? m : m * ((n + PW_CHUNK - 1) / PW_CHUNK);
-    return units < nt ? (int)units : nt;
+    pw_grid g = grid_for(m, n, nt);
+    return g.count < nt ? (int)g.count : nt;
 }
 
 typedef struct {
@@ -65,7 +92,8 @@ typedef struct {
     const char *a, *b;
     char *out;
     int64_t lda, ldb, ldo, m, n;
-    int nthreads;
+    pw_grid grid;
+    atomic_llong next;
 } pw_task;
 
 static void segment(const pw_task *t, int64_t row, int64_t c0, int64_t c1)
@@ -78,19 +106,16 @@ static void segment(const pw_task *t, int64_t row, int64_t c0, int64_t c1)
 
 static void pw_task_run(void *arg, int tid, int nthreads)
 {
-    const pw_task *t = arg;
+    pw_task *t = arg;
+    const pw_grid *g = &t->grid;
+    (void)tid;
     (void)nthreads;
-    int64_t lo, hi;
-    if (t->m >= t->nthreads) {
-        cpu_split(t->m, t->nthreads, tid, &lo, &hi);
-        for (int64_t r = lo; r < hi; r++) segment(t, r, 0, t->n);
-        return;
-    }
-    int64_t chunks = (t->n + PW_CHUNK - 1) / PW_CHUNK;
-    cpu_split(t->m * chunks, t->nthreads, tid, &lo, &hi);
-    for (int64_t u = lo; u < hi; u++) {
-        int64_t c0 = u % chunks * PW_CHUNK, c1 = c0 + PW_CHUNK < t->n ? c0 + PW_CHUNK : t->n;
-        segment(t, u / chunks, c0, c1);
+    for (;;) {
+        int64_t u = atomic_fetch_add_explicit(&t->next, 1, memory_order_relaxed);
+        if (u >= g->count) return;
+        int64_t r0 = u / g->per_row * g->rows, r1 = r0 + g->rows < t->m ? r0 + g->rows : t->m;
+        int64_t c0 = u % g->per_row * g->cols, c1 = c0 + g->cols < t->n ? c0 + g->cols : t->n;
+        for (int64_t r = r0; r < r1; r++) segment(t, r, c0, c1);
     }
 }
 
@@ -98,12 +123,13 @@ void cpu_pointwise_run(cpu_pool *pool, cpu_path path, fmlp_dtype dtype, cpu_pw_k
                        const void *a, int64_t lda, const void *b, int64_t ldb, void *out, int64_t ldo, int64_t m,
                        int64_t n, cpu_lane_time *times)
 {
-    pw_task t = {.fn = row_fn(path), .dt = dtype, .kind = kind, .act = act, .a = a, .b = b, .out = out,
-                 .lda = lda, .ldb = ldb, .ldo = ldo, .m = m, .n = n,
-                 .nthreads = cpu_pointwise_threads(pool, m, n)};
     if (m < 1 || n < 1) return;
+    int nthreads = cpu_pointwise_threads(pool, m, n);
+    pw_task t = {.fn = row_fn(path), .dt = dtype, .kind = kind, .act = act, .a = a, .b = b, .out = out,
+                 .lda = lda, .ldb = ldb, .ldo = ldo, .m = m, .n = n, .grid = grid_for(m, n, nthreads)};
+    atomic_init(&t.next, 0);
     if (pool) {
-        cpu_pool_run(pool, t.nthreads, pw_task_run, &t, times);
+        cpu_pool_run(pool, nthreads, pw_task_run, &t, times);
         return;
     }
     if (times) times[0].t0_ns = fmlp_now_ns();
