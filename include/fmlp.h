@@ -197,8 +197,10 @@ fmlp_status fmlp_st_open(const char *path, fmlp_st_file **out);
 void fmlp_st_close(fmlp_st_file *f);
 int fmlp_st_count(const fmlp_st_file *f);
 const char *fmlp_st_name(const fmlp_st_file *f, int i);
-/* Finds a tensor; rank 1 or 2 only are reported as rows × cols (rank 1:
- * cols = 1; rank 3 (b, s, d): rows = b*s). NULL-safe outputs. */
+/* Finds a tensor and reports it as rows × cols: cols is the last dimension
+ * and rows the product of the others (rank 1: (n, 1); rank 0: (1, 1); rank 3
+ * (b, s, d): rows = b*s). Any output may be NULL. The data pointer is the
+ * mapped file's and may be unaligned; fmlp_st_read copes with that. */
 fmlp_status fmlp_st_find(const fmlp_st_file *f, const char *name, fmlp_dtype *dtype, int64_t *rows, int64_t *cols,
                          const void **data);
 /* Reads a tensor converted to `dtype` into caller memory of rows*cols. */
