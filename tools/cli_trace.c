@@ -136,14 +136,19 @@ static int summarize(int argc, char **argv)
     if (!in) return usage_error("%s", "summarize needs a trace file");
     pe_set s;
     if (!load(in, &s)) return 1;
+    /* Traces have tens of lanes and up to millions of events. */
     size_t lanes = 0, spans = 0;
+    int64_t lane_id[2 * 256];
     for (size_t i = 0; i < s.n; i++) {
         spans += pe_is_span(&s.ev[i]);
         bool seen = false;
-        for (size_t k = 0; k < i && !seen; k++) seen = s.ev[k].pid == s.ev[i].pid && s.ev[k].tid == s.ev[i].tid;
-        lanes += !seen;
+        for (size_t k = 0; k < lanes && !seen; k++) seen = lane_id[2 * k] == s.ev[i].pid && lane_id[2 * k + 1] == s.ev[i].tid;
+        if (seen || lanes == 256) continue;
+        lane_id[2 * lanes] = s.ev[i].pid;
+        lane_id[2 * lanes + 1] = s.ev[i].tid;
+        lanes++;
     }
-    printf("trace %s: written by %s, %zu spans on %zu lanes\n\n", in, s.origin, spans, lanes);
+    printf("trace %s: written by %s, %zu spans on %zu%s lanes\n\n", in, s.origin, spans, lanes, lanes == 256 ? "+" : "");
     fmlp_status st;
     char *table = prof_table(&s, &t, true, &st);
     pe_set_free(&s);
