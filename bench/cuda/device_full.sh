@@ -13,6 +13,7 @@ for t in test_cuda_errors test_cuda_profile test_cuda_modes; do
 done
 (cd $B/tests && FMLP_TEST_TMP=/tmp/fmlp-tt timeout 100 compute-sanitizer --tool memcheck ./test_cuda_errors) >"$OUT/san_memcheck_errors.log" 2>&1
 note "memcheck(test_cuda_errors) rc=$? $(grep 'ERROR SUMMARY' "$OUT/san_memcheck_errors.log" | tail -1)"
+grep -E "Program hit|Invalid|out of bounds" "$OUT/san_memcheck_errors.log" | sort | uniq -c | head -5 >>"$SUMMARY"
 (cd $B/tests && FMLP_TEST_TMP=/tmp/fmlp-tt timeout 60 compute-sanitizer --tool racecheck ./test_cuda_errors) >"$OUT/san_racecheck_errors.log" 2>&1
 note "racecheck(test_cuda_errors) rc=$? $(grep 'RACECHECK SUMMARY' "$OUT/san_racecheck_errors.log" | tail -1)"
 $B/fmlp info >"$OUT/cli.log" 2>&1

@@ -52,5 +52,5 @@ sed -n '/^rows /,/^pw .*rows=1 /p' "$OUT/kernel_check.log" 2>/dev/null
 echo "==== summary ===="
 cat "$SUMMARY"
 # at most 8 files come back from a device visit: pack the logs
-(cd "$OUT" && tar czf logs.tgz --exclude=logs.tgz --exclude=summary.txt --exclude='h200_*' . && \
-    find . -maxdepth 1 -type f ! -name logs.tgz ! -name summary.txt ! -name 'h200_*' -delete)
+(cd "$OUT" && tar czf /tmp/fmlp_logs.tgz --exclude=summary.txt --exclude='h200_*' . ; \
+    find . -maxdepth 1 -type f ! -name summary.txt ! -name 'h200_*' -delete; mv /tmp/fmlp_logs.tgz logs.tgz)

@@ -210,10 +210,11 @@ int main(void)
     for (int d = 0; d < 3; d++) {
         const int dt = dts[d];
         for (int64_t m : ms) {
-            const fmlp_cu_gemm_variant vs[4] = {FMLP_CU_GEMM_SIMT, FMLP_CU_GEMM_GEMV, FMLP_CU_GEMM_TILE64,
-                                                FMLP_CU_GEMM_TILE128};
+            const fmlp_cu_gemm_variant vs[5] = {FMLP_CU_GEMM_SIMT, FMLP_CU_GEMM_GEMV, FMLP_CU_GEMM_TILE64,
+                                                FMLP_CU_GEMM_TILE128, FMLP_CU_GEMM_WGMMA};
             if (quick && m > 130) continue;
-            for (int vi = 0; vi < 4; vi++) {
+            for (int vi = 0; vi < 5; vi++) {
+                if (vi == 4 && ccm != 9) continue;
                 if (dt == FMLP_F32 && vi > 0) continue;
                 if (vi == 1 && m > 64) continue;
                 if (dt == FMLP_F32 && m > 200) continue;
@@ -231,6 +232,8 @@ int main(void)
             check_gemm(dt, true, FMLP_ACT_GELU_TANH, 1000, 3072, 768, 768, true, FMLP_CU_GEMM_WGMMA);
             check_gemm(dt, false, FMLP_ACT_NONE, 300, 768, 3072, 3072, true, FMLP_CU_GEMM_WGMMA);
             check_gemm(dt, true, FMLP_ACT_SILU, 777, 1000, 200, 208, false, FMLP_CU_GEMM_WGMMA);
+            check_gemm(dt, true, FMLP_ACT_GELU_TANH, 200, 3072, 768, 768, true, FMLP_CU_GEMM_WGMMA);
+            check_gemm(dt, false, FMLP_ACT_RELU, 129, 300, 136, 136, true, FMLP_CU_GEMM_WGMMA);
         }
         for (int op = 0; op < 3; op++)
             for (int act = 1; act <= 4; act++) {
@@ -282,6 +285,28 @@ int main(void)
             printf("%-6lld %-34s %10.2f %9.1f | %-34s %10.2f %9.1f%s\n", (long long)m, fmlp_cu_gemm_name(&g, cand[c]),
                    tg, fl / tg * 1e-6, fmlp_cu_gemm_name(&dn, cand[c]), td, fl / 2 / td * 1e-6,
                    cand[c] == fmlp_cu_gemm_pick(&g, sms, ccm) ? "  <- picked" : "");
+        }
+    }
+    printf("\nwgmma tile candidates (bf16 GLU)\n");
+    for (int64_t m : rows) {
+        if (m < 128) continue;
+        fmlp_cu_gemm_args g = {FMLP_BF16, FMLP_ACT_GELU_TANH, true, m, hid, dim, 2 * hid, x, dim, w, b, h, hid};
+        const int iters = m >= 8192 ? 20 : 200;
+        const double fl = 2.0 * m * dim * 2 * hid;
+        for (int cfg = 0; cfg < 4; cfg++) {
+            const char *name = "";
+            cudaEvent_t e0, e1;
+            CK(cudaEventCreate(&e0));
+            CK(cudaEventCreate(&e1));
+            for (int i = 0; i < 5; i++) CK(fmlp_cu_gemm_wgmma_tune(s, &g, cfg, &name));
+            CK(cudaEventRecord(e0, s));
+            for (int i = 0; i < iters; i++) CK(fmlp_cu_gemm_wgmma_tune(s, &g, cfg, &name));
+            CK(cudaEventRecord(e1, s));
+            CK(cudaEventSynchronize(e1));
+            float ms_;
+            CK(cudaEventElapsedTime(&ms_, e0, e1));
+            const double us = ms_ * 1000 / iters;
+            printf("tune %-6lld %-34s %10.2f %9.1f\n", (long long)m, name, us, fl / us * 1e-6);
         }
     }
     {

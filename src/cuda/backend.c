@@ -236,8 +236,15 @@ static fmlp_status cu_copy(fmlp_ctx *ctx, void *dst, fmlp_device dst_dev, const 
     cudaSetDevice(st->device);
     cudaStream_t stream = fmlp_cu_stream(st);
     cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream);
-    if (e == cudaSuccess && (dst_dev != FMLP_DEVICE_CUDA || src_dev != FMLP_DEVICE_CUDA))
-        e = cudaStreamSynchronize(stream);
+    /* From or to pageable memory the call returns once the host side is
+     * done with; pinned host memory needs the wait. */
+    const void *host = dst_dev != FMLP_DEVICE_CUDA ? dst : src_dev != FMLP_DEVICE_CUDA ? src : NULL;
+    if (e == cudaSuccess && host) {
+        struct cudaPointerAttributes a;
+        cudaError_t q = cudaPointerGetAttributes(&a, host);
+        if (q != cudaSuccess || a.type != cudaMemoryTypeUnregistered) e = cudaStreamSynchronize(stream);
+        (void)cudaGetLastError();
+    }
     return e == cudaSuccess ? FMLP_OK : fmlp_cu_fail(e, "cudaMemcpyAsync");
 }
 

@@ -425,7 +425,7 @@ extern "C" fmlp_cu_gemm_variant fmlp_cu_gemm_pick(const fmlp_cu_gemm_args *a, in
     if (a->dtype == FMLP_F32 || a->k % 8) return FMLP_CU_GEMM_SIMT;
     if (a->x && (((uintptr_t)a->x & 15) || a->ldx % 8)) return FMLP_CU_GEMM_SIMT;
     if (a->m <= 64) return FMLP_CU_GEMM_GEMV;
-    if (cc_major == 9 && a->m >= 512) return FMLP_CU_GEMM_WGMMA;
+    if (cc_major == 9) return FMLP_CU_GEMM_WGMMA;
     const int64_t big = ((a->m + 127) / 128) * ((a->nw + 127) / 128);
     return big >= 2 * (int64_t)sm_count ? FMLP_CU_GEMM_TILE128 : FMLP_CU_GEMM_TILE64;
 }
