@@ -259,13 +259,17 @@ static void put_flows(FILE *f, const layout *L)
     for (size_t i = 0; i < cs.n; i++) {
         const pe_call *c = &cs.c[i];
         if (c->device && c->launcher >= 0) put_arrow(f, L, cs.c[c->launcher].e, c->e);
-        if (c->kind != PE_KERNEL || c->device || !c->e->corr || c->lanes < 2) continue;
+        if (c->kind != PE_KERNEL || c->device || c->lanes < 2) continue;
         const pe_event *home = NULL;
-        for (const pe_event *e = c->e; e < s->ev + s->n && !home; e++)
-            if (e->kind == PE_KERNEL && e->corr == c->e->corr && e->tid == c->tid && e->pid == c->pid) home = e;
+        for (int k = 0; k < c->lanes && !home; k++) {
+            const pe_event *e = &s->ev[cs.lane_ev[c->lane0 + (size_t)k]];
+            if (e->tid == c->tid && e->pid == c->pid) home = e;
+        }
         if (!home) home = c->parent >= 0 ? cs.c[c->parent].e : c->e;
-        for (const pe_event *e = c->e; e < s->ev + s->n; e++)
-            if (e != home && e->kind == PE_KERNEL && e->device < 0 && e->corr == c->e->corr) put_arrow(f, L, home, e);
+        for (int k = 0; k < c->lanes; k++) {
+            const pe_event *e = &s->ev[cs.lane_ev[c->lane0 + (size_t)k]];
+            if (e != home) put_arrow(f, L, home, e);
+        }
     }
     pe_calls_free(&cs);
 }

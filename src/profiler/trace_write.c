@@ -130,9 +130,9 @@ static void put_flows(FILE *f, const pe_set *s, const pe_calls *cs)
             put_flow(f, "ac2g", c->e->corr, rt->pid, rt->tid, rt->t0, false);
             put_flow(f, "ac2g", c->e->corr, c->pid, c->tid, c->t0, true);
         }
-        if (c->kind != PE_KERNEL || c->device || !c->e->corr || c->lanes < 2) continue;
-        for (const pe_event *e = c->e; e < s->ev + s->n; e++) {
-            if (e->kind != PE_KERNEL || e->corr != c->e->corr || e->device >= 0) continue;
+        if (c->kind != PE_KERNEL || c->device || c->lanes < 2) continue;
+        for (int k = 0; k < c->lanes; k++) {
+            const pe_event *e = &s->ev[cs->lane_ev[c->lane0 + (size_t)k]];
             if (e->tid == c->tid && e->pid == c->pid) continue;
             fan++;
             put_flow(f, "fmlp_fanout", fan, c->pid, c->tid, c->t0, false);

@@ -150,6 +150,35 @@ bool pe_calls_build(const pe_set *s, pe_calls *out)
     out->c = c;
     out->n = n;
 
+    /* Each call's lane records, grouped, so writers need no search. */
+    size_t *fill = calloc(n + 1, sizeof *fill);
+    out->lane_ev = malloc((s->n + 1) * sizeof *out->lane_ev);
+    if (!fill || !out->lane_ev) {
+        free(fill);
+        idmap_free(&by_corr);
+        idmap_free(&by_ext);
+        pe_calls_free(out);
+        return false;
+    }
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        c[i].lane0 = at;
+        at += (size_t)c[i].lanes;
+    }
+    for (size_t i = 0, j = 0; i < s->n; i++) {
+        const pe_event *e = &s->ev[i];
+        if (!pe_is_span(e) || e->t1 < e->t0) continue;
+        int k = -1;
+        if (e->kind == PE_KERNEL && e->device < 0 && e->corr) k = idmap_get(&by_corr, e->corr);
+        if (k < 0) {
+            while (j < n && c[j].e != e) j++;
+            if (j == n) continue;
+            k = (int)j;
+        }
+        if (fill[k] < (size_t)c[k].lanes) out->lane_ev[c[k].lane0 + fill[k]++] = i;
+    }
+    free(fill);
+
     /* A CPU kernel nests on the thread of the op that launched it. */
     for (size_t i = 0; i < n; i++) {
         pe_call *k = &c[i];
@@ -214,6 +243,7 @@ bool pe_calls_build(const pe_set *s, pe_calls *out)
 void pe_calls_free(pe_calls *c)
 {
     free(c->c);
+    free(c->lane_ev);
     memset(c, 0, sizeof *c);
 }
 

@@ -19,6 +19,7 @@ typedef struct {
     int owner;        /* device calls: the op they are charged to, -1 if none */
     int launcher;     /* what started it: a GPU kernel's runtime call, else the parent */
     int lanes;        /* CPU kernels: how many thread lanes ran it */
+    size_t lane0;     /* its lane records: lane_ev[lane0 .. lane0 + lanes) */
     int64_t self_cpu, cpu_total, self_dev, dev_total; /* ns */
     int64_t flops, bytes;
 } pe_call;
@@ -26,6 +27,7 @@ typedef struct {
 typedef struct {
     pe_call *c;
     size_t n;
+    size_t *lane_ev; /* event indices of every call's lane records, by call */
     bool has_device; /* any device time */
     bool has_kernels; /* any kernel, memcpy or memset */
 } pe_calls;
