@@ -36,7 +36,7 @@ fmlp_status fmlp_profiler_table_string(fmlp_profiler *p, const fmlp_table_option
     *out = NULL;
     fmlp_status s = need_window(p, "fmlp_profiler_table_string");
     if (s != FMLP_OK) return s;
-    *out = prof_table(&p->done, opt, true, &s);
+    *out = prof_table(&p->done, opt, p->opt.with_flops, &s);
     return s;
 }
 
