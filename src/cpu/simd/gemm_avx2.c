@@ -16,40 +16,42 @@ INLINE __m256 widen8(const uint16_t *p) { return bf16x8_widen(_mm_load_si128((co
 
 INLINE __m256 bcast_bf16(const uint16_t *p) { return _mm256_castsi256_ps(_mm256_set1_epi32((int)((uint32_t)*p << 16))); }
 
+/* Accumulators are named variables, not arrays: with arrays GCC keeps a
+ * memory copy of every ymm accumulator up to date inside the k loop. */
+#define ACC_DECL(r, unused) __m256 c##r##0 = _mm256_setzero_ps(), c##r##1 = _mm256_setzero_ps();
+#define ACC_FMA(r, LOADA)                                                                                        \
+    if (rows > r) {                                                                                              \
+        __m256 a = LOADA(A + r * lda + kk);                                                                      \
+        c##r##0 = _mm256_fmadd_ps(a, w0, c##r##0);                                                               \
+        c##r##1 = _mm256_fmadd_ps(a, w1, c##r##1);                                                               \
+    }
+#define ACC_STORE(r, unused)                                                                                           \
+    if (rows > r) {                                                                                              \
+        _mm256_store_ps(acc + r * NR, c##r##0);                                                                  \
+        _mm256_store_ps(acc + r * NR + 8, c##r##1);                                                              \
+    }
+#define ROWS6(X, ARG) X(0, ARG) X(1, ARG) X(2, ARG) X(3, ARG) X(4, ARG) X(5, ARG)
+
+_Static_assert(MR == 6, "the tiles below spell out six rows");
+
 INLINE void tile_f32(int rows, const float *A, int64_t lda, const float *W, int64_t k, float *acc)
 {
-    __m256 c0[MR], c1[MR];
-    for (int r = 0; r < rows; r++) c0[r] = c1[r] = _mm256_setzero_ps();
+    ROWS6(ACC_DECL, )
     for (int64_t kk = 0; kk < k; kk++) {
         __m256 w0 = _mm256_load_ps(W + kk * NR), w1 = _mm256_load_ps(W + kk * NR + 8);
-        for (int r = 0; r < rows; r++) {
-            __m256 a = _mm256_broadcast_ss(A + r * lda + kk);
-            c0[r] = _mm256_fmadd_ps(a, w0, c0[r]);
-            c1[r] = _mm256_fmadd_ps(a, w1, c1[r]);
-        }
+        ROWS6(ACC_FMA, _mm256_broadcast_ss)
     }
-    for (int r = 0; r < rows; r++) {
-        _mm256_store_ps(acc + r * NR, c0[r]);
-        _mm256_store_ps(acc + r * NR + 8, c1[r]);
-    }
+    ROWS6(ACC_STORE, )
 }
 
 INLINE void tile_bf16(int rows, const uint16_t *A, int64_t lda, const uint16_t *W, int64_t k, float *acc)
 {
-    __m256 c0[MR], c1[MR];
-    for (int r = 0; r < rows; r++) c0[r] = c1[r] = _mm256_setzero_ps();
+    ROWS6(ACC_DECL, )
     for (int64_t kk = 0; kk < k; kk++) {
         __m256 w0 = widen8(W + kk * NR), w1 = widen8(W + kk * NR + 8);
-        for (int r = 0; r < rows; r++) {
-            __m256 a = bcast_bf16(A + r * lda + kk);
-            c0[r] = _mm256_fmadd_ps(a, w0, c0[r]);
-            c1[r] = _mm256_fmadd_ps(a, w1, c1[r]);
-        }
+        ROWS6(ACC_FMA, bcast_bf16)
     }
-    for (int r = 0; r < rows; r++) {
-        _mm256_store_ps(acc + r * NR, c0[r]);
-        _mm256_store_ps(acc + r * NR + 8, c1[r]);
-    }
+    ROWS6(ACC_STORE, )
 }
 
 typedef void (*tile_fn)(const void *A, int64_t lda, const void *W, int64_t k, float *acc);
