@@ -5,9 +5,8 @@
  * recording profiler, in alternating blocks so drift hits both alike, and
  * writes every figure to bench/results/profiler_overhead_<date>.json.
  *
- * Build: it links the library like any program, e.g.
- *   cc -O2 -Iinclude bench/profiler_overhead.c build/libfmlp.a -lz -lm -lpthread
- * Run:   profiler_overhead [-o FILE] [--threads N] [--quick] */
+ * CMake builds it as build/bench/profiler_overhead; run it from the
+ * repository root: profiler_overhead [-o FILE] [--threads N] [--quick] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
