@@ -160,7 +160,7 @@ cpu_path cpu_packed_path(const cpu_packed *p) { return p->path; }
 
 /* How one call cuts C into units; a function of the shape alone. */
 typedef struct {
-    int64_t mc, row_blocks; /* rows per block (a multiple of the tile) */
+    int64_t mc, row_blocks; /* rows per block: a multiple of the tile, or all m */
     int64_t pg, groups;     /* panels per group */
 } gemm_grid;
 
