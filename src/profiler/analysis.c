@@ -328,8 +328,9 @@ void pe_analysis_print(const pe_analysis *a, const pe_set *s, FILE *f)
                 s->ceil.gemm_gflops_f32, s->ceil.gemm_gflops_bf16, s->ceil.mem_gbps);
     else
         fprintf(f, "\nCeilings: not measured (run `fmlp info --ceilings` once to compare against this machine)\n");
-    fprintf(f, "Verdict: %s, %d %s per step, %.1f us per step: %s\n", pe_bound_name(a->sum.bound),
-            a->sum.kernels_per_step, a->ops_as_kernels ? "compute ops" : "kernels", a->sum.wall_us, a->sum.reason);
+    fprintf(f, "Verdict: %s, %d %s%s per step, %.1f us per step: %s\n", pe_bound_name(a->sum.bound),
+            a->sum.kernels_per_step, a->ops_as_kernels ? "compute op" : "kernel", a->sum.kernels_per_step == 1 ? "" : "s",
+            a->sum.wall_us, a->sum.reason);
 }
 
 static void kv_num(FILE *f, const char *key, double v, bool comma)
