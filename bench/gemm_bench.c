@@ -170,7 +170,12 @@ int main(int argc, char **argv)
             double cg, cd;
             double tg = time_gemm(pool, glu, FMLP_ACT_GELU_TANH, x, D, h, H, m, o.seconds, &cg);
             double td = time_gemm(pool, down, FMLP_ACT_NONE, h, H, y, D, m, o.seconds, &cd);
-            double tp = time_pointwise(pool, want, dt, h, h, h, m, H, o.seconds);
+            /* Fresh gate and up inputs (h now holds GEMM outputs), out of place. */
+            void *gate = random_buffer(dt, m * H, 2.0f, &seed), *up = random_buffer(dt, m * H, 2.0f, &seed);
+            if (!gate || !up) return 1;
+            double tp = time_pointwise(pool, want, dt, gate, up, h, m, H, o.seconds);
+            free(gate);
+            free(up);
             double pw_gbs = 3.0 * (double)(m * H) * (dt == FMLP_F32 ? 4 : 2) / tp * 1e-9;
             double fg = 2.0 * 2.0 * (double)m * (double)H * (double)D, fd = 2.0 * (double)m * (double)D * (double)H;
             printf("%-5s %-11s %6lld  %12.1f %9.3f %9.1f  %12.1f %9.3f %9.1f  %8.1f\n", fmlp_dtype_name(dt),
