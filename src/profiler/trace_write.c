@@ -77,7 +77,10 @@ static void put_span(FILE *f, const pe_event *e, bool first)
         break;
     case PE_RUNTIME: fprintf(f, ",\"correlation\":%lld", (long long)e->corr); break;
     case PE_KERNEL:
+        /* A CPU region's lanes say stream -1, the value HTA gives CPU
+         * events, so nothing takes them for GPU kernels. */
         fprintf(f, ",\"device\":%d", e->device);
+        if (e->device < 0) fputs(",\"stream\":-1", f);
         if (e->device >= 0)
             fprintf(f,
                     ",\"queued\":0,\"context\":0,\"stream\":%lld,\"registers per thread\":%d,\"shared memory\":%d,"
