@@ -80,7 +80,7 @@ pe_event *pe_add(pe_set *s, pe_kind kind, const char *name)
         s->ev = ev;
         s->cap = cap;
     }
-    const char *nm = pe_intern(s, name ? name : "");
+    const char *nm = name ? pe_intern(s, name) : "";
     if (!nm) return NULL;
     pe_event *e = &s->ev[s->n++];
     memset(e, 0, sizeof *e);

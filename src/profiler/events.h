@@ -69,7 +69,8 @@ typedef struct {
 
 void pe_set_init(pe_set *s);
 void pe_set_free(pe_set *s);
-/* Appends a zeroed event of `kind` named `name`; NULL when out of memory. */
+/* Appends a zeroed event of `kind` named `name` (NULL: the caller sets an
+ * interned name itself); NULL when out of memory. */
 pe_event *pe_add(pe_set *s, pe_kind kind, const char *name);
 /* One stored copy per distinct string; NULL for NULL or out of memory. */
 const char *pe_intern(pe_set *s, const char *str);

@@ -42,6 +42,9 @@ typedef struct {
 } fmlp_prof_record;
 
 void fmlp_prof_record_add(struct fmlp_profiler *p, const fmlp_prof_record *r);
+/* The same for n records at once (a CPU region's lanes): one lock, and one
+ * name look-up while consecutive records share a name. */
+void fmlp_prof_record_add_n(struct fmlp_profiler *p, const fmlp_prof_record *r, int n);
 
 /* Memory events with running totals (profile_memory). */
 void fmlp_prof_memory(struct fmlp_profiler *p, int device, int64_t delta_bytes, int64_t total_bytes);

@@ -104,32 +104,52 @@ static int64_t innermost_id(const struct fmlp_profiler *p)
     return 0;
 }
 
-void fmlp_prof_record_add(struct fmlp_profiler *p, const fmlp_prof_record *r)
+/* Appends one record; called with the lock held. `name` is r->name
+ * already interned. */
+static void append_record(struct fmlp_profiler *p, const fmlp_prof_record *r, const char *name, int64_t ext)
 {
-    if (!p || !r) return;
     static const pe_kind kinds[] = {PE_KERNEL, PE_RUNTIME, PE_MEMCPY, PE_MEMSET};
     pe_kind kind = (unsigned)r->kind < 4 ? kinds[r->kind] : PE_KERNEL;
-    int64_t ext = r->external_id ? r->external_id : innermost_id(p);
+    pe_event *e = pe_add(&p->cur, kind, NULL);
+    if (!e) return;
+    e->name = name;
+    e->t0 = r->t0_ns;
+    e->t1 = r->t1_ns;
+    e->device = r->device < 0 ? -1 : r->device;
+    e->pid = e->device < 0 ? p->cur.pid : e->device;
+    e->tid = r->lane;
+    e->ext_id = r->external_id ? r->external_id : ext;
+    e->corr = r->correlation;
+    e->flops = r->flops;
+    e->bytes = r->bytes;
+    for (int i = 0; i < 3; i++) {
+        e->grid[i] = r->grid[i];
+        e->block[i] = r->block[i];
+    }
+    e->regs = r->registers;
+    e->smem = r->shared_bytes;
+}
+
+void fmlp_prof_record_add_n(struct fmlp_profiler *p, const fmlp_prof_record *r, int n)
+{
+    if (!p || !r || n <= 0) return;
+    int64_t ext = innermost_id(p);
     pthread_mutex_lock(&p->lock);
-    pe_event *e = pe_add(&p->cur, kind, r->name);
-    if (e) {
-        e->t0 = r->t0_ns;
-        e->t1 = r->t1_ns;
-        e->device = r->device < 0 ? -1 : r->device;
-        e->pid = e->device < 0 ? p->cur.pid : e->device;
-        e->tid = r->lane;
-        e->ext_id = ext;
-        e->corr = r->correlation;
-        e->flops = r->flops;
-        e->bytes = r->bytes;
-        for (int i = 0; i < 3; i++) {
-            e->grid[i] = r->grid[i];
-            e->block[i] = r->block[i];
+    const char *last_src = NULL, *name = NULL;
+    for (int i = 0; i < n; i++) {
+        const char *src = r[i].name ? r[i].name : "";
+        if (src != last_src) {
+            name = pe_intern(&p->cur, src);
+            last_src = src;
         }
-        e->regs = r->registers;
-        e->smem = r->shared_bytes;
+        if (name) append_record(p, &r[i], name, ext);
     }
     pthread_mutex_unlock(&p->lock);
+}
+
+void fmlp_prof_record_add(struct fmlp_profiler *p, const fmlp_prof_record *r)
+{
+    fmlp_prof_record_add_n(p, r, 1);
 }
 
 void fmlp_prof_memory_at(struct fmlp_profiler *p, int device, const void *addr, int64_t delta_bytes,
