@@ -33,8 +33,10 @@ if [ "$STAGE" != full ]; then
     if [ -x /tmp/kernel_check ]; then
         timeout 150 /tmp/kernel_check >"$OUT/kernel_check.log" 2>&1
         note "kernel_check rc=$? $(tail -1 "$OUT/kernel_check.log")"
-        KC_QUICK=1 timeout 90 compute-sanitizer --tool racecheck /tmp/kernel_check >"$OUT/san_racecheck_kernels.log" 2>&1
-        note "racecheck(kernels) rc=$? $(grep -E 'RACECHECK SUMMARY' "$OUT/san_racecheck_kernels.log" | tail -1)"
+        if [ "$STAGE" = kernels ]; then
+            KC_QUICK=1 timeout 90 compute-sanitizer --tool racecheck /tmp/kernel_check >"$OUT/san_racecheck_kernels.log" 2>&1
+            note "racecheck(kernels) rc=$? $(grep -E 'RACECHECK SUMMARY' "$OUT/san_racecheck_kernels.log" | tail -1)"
+        fi
     else
         note "kernel_check build FAILED"
         tail -20 "$OUT/kernel_check_build.log"

@@ -287,28 +287,6 @@ int main(void)
                    cand[c] == fmlp_cu_gemm_pick(&g, sms, ccm) ? "  <- picked" : "");
         }
     }
-    printf("\nwgmma tile candidates (bf16 GLU)\n");
-    for (int64_t m : rows) {
-        if (m < 128) continue;
-        fmlp_cu_gemm_args g = {FMLP_BF16, FMLP_ACT_GELU_TANH, true, m, hid, dim, 2 * hid, x, dim, w, b, h, hid};
-        const int iters = m >= 8192 ? 20 : 200;
-        const double fl = 2.0 * m * dim * 2 * hid;
-        for (int cfg = 0; cfg < 4; cfg++) {
-            const char *name = "";
-            cudaEvent_t e0, e1;
-            CK(cudaEventCreate(&e0));
-            CK(cudaEventCreate(&e1));
-            for (int i = 0; i < 5; i++) CK(fmlp_cu_gemm_wgmma_tune(s, &g, cfg, &name));
-            CK(cudaEventRecord(e0, s));
-            for (int i = 0; i < iters; i++) CK(fmlp_cu_gemm_wgmma_tune(s, &g, cfg, &name));
-            CK(cudaEventRecord(e1, s));
-            CK(cudaEventSynchronize(e1));
-            float ms_;
-            CK(cudaEventElapsedTime(&ms_, e0, e1));
-            const double us = ms_ * 1000 / iters;
-            printf("tune %-6lld %-34s %10.2f %9.1f\n", (long long)m, name, us, fl / us * 1e-6);
-        }
-    }
     {
         const char *name;
         cudaEvent_t e0, e1;

@@ -85,19 +85,32 @@ __device__ __forceinline__ void wg_body(const fmlp_cu_gemm_args &p)
         for (int j = 0; j < KSUB; j++) {
             const int64_t k0 = ((int64_t)kt * KSUB + j) * 64;
             const uint32_t sa = base + j * C::A_SUB, sb = base + KSUB * C::A_SUB + j * C::B_SUB;
+            if constexpr (C::BM == C::BN) {
+                /* one pass issues both operands: more copies in flight per thread */
 #pragma unroll
-            for (int c = tid; c < C::BM * 8; c += C::THREADS) {
-                const int r = c >> 3, ch = c & 7;
-                const int64_t gk = k0 + ch * 8;
-                const bool ok = m0 + r < m && gk < k;
-                cp_async16(sa + (uint32_t)(r * 128 + ((ch ^ (r & 7)) << 4)), ok ? x + (m0 + r) * ldx + gk : x, ok ? 16 : 0);
-            }
+                for (int c = tid; c < C::BM * 8; c += C::THREADS) {
+                    const int r = c >> 3, ch = c & 7;
+                    const int64_t gk = k0 + ch * 8;
+                    const uint32_t off = (uint32_t)(r * 128 + ((ch ^ (r & 7)) << 4));
+                    const bool oka = m0 + r < m && gk < k, okb = n0 + r < nw && gk < k;
+                    cp_async16(sa + off, oka ? x + (m0 + r) * ldx + gk : x, oka ? 16 : 0);
+                    cp_async16(sb + off, okb ? w + (n0 + r) * k + gk : w, okb ? 16 : 0);
+                }
+            } else {
 #pragma unroll
-            for (int c = tid; c < C::BN * 8; c += C::THREADS) {
-                const int r = c >> 3, ch = c & 7;
-                const int64_t gk = k0 + ch * 8;
-                const bool ok = n0 + r < nw && gk < k;
-                cp_async16(sb + (uint32_t)(r * 128 + ((ch ^ (r & 7)) << 4)), ok ? w + (n0 + r) * k + gk : w, ok ? 16 : 0);
+                for (int c = tid; c < C::BM * 8; c += C::THREADS) {
+                    const int r = c >> 3, ch = c & 7;
+                    const int64_t gk = k0 + ch * 8;
+                    const bool ok = m0 + r < m && gk < k;
+                    cp_async16(sa + (uint32_t)(r * 128 + ((ch ^ (r & 7)) << 4)), ok ? x + (m0 + r) * ldx + gk : x, ok ? 16 : 0);
+                }
+#pragma unroll
+                for (int c = tid; c < C::BN * 8; c += C::THREADS) {
+                    const int r = c >> 3, ch = c & 7;
+                    const int64_t gk = k0 + ch * 8;
+                    const bool ok = n0 + r < nw && gk < k;
+                    cp_async16(sb + (uint32_t)(r * 128 + ((ch ^ (r & 7)) << 4)), ok ? w + (n0 + r) * k + gk : w, ok ? 16 : 0);
+                }
             }
         }
     };
@@ -196,8 +209,11 @@ __device__ __forceinline__ void wg_body(const fmlp_cu_gemm_args &p)
     {                                                                                                   \
         FMLP_WG_BODY(T, GLU, WGS, NB, KSUB, S, PIPE)                                                    \
     }
-#define FMLP_WG_CFG_BIG 2, 1, 1, 3, false   /* 128x128: rows >= 512 */
-#define FMLP_WG_CFG_SMALL 1, 1, 2, 4, true  /* 64x128, 128-wide K stages: rows 65..511 */
+/* Measured on the H200 (docs/cuda.md): 128x128 with 3 stages and two blocks
+ * per SM beat 4-stage pipelined 128x128, 128x256 and 128-wide-K shapes at
+ * 1024..32768 rows; 64x128 with 128-wide K stages serves 65..511 rows. */
+#define FMLP_WG_CFG_BIG 2, 1, 1, 3, false
+#define FMLP_WG_CFG_SMALL 1, 1, 2, 4, true
 #define FMLP_WG_KX(...) FMLP_WG_K(__VA_ARGS__)
 #define FMLP_WG_KC(NAME, T, GLU, CFG) FMLP_WG_KX(NAME, T, GLU, CFG)
 #define FMLP_WG_FAMILY(DT, T)                                                   \
@@ -208,12 +224,6 @@ __device__ __forceinline__ void wg_body(const fmlp_cu_gemm_args &p)
 
 FMLP_WG_FAMILY(bf16, __nv_bfloat16)
 FMLP_WG_FAMILY(f16, __half)
-
-/* Candidate shapes, bf16 GLU only, timed by bench/cuda/kernel_check.cu. */
-FMLP_WG_K(fmlp_tune_glu_128x128_s4p, __nv_bfloat16, true, 2, 1, 1, 4, true)
-FMLP_WG_K(fmlp_tune_glu_128x256_s4p, __nv_bfloat16, true, 2, 2, 1, 4, true)
-FMLP_WG_K(fmlp_tune_glu_128x256_s3, __nv_bfloat16, true, 2, 2, 1, 3, false)
-FMLP_WG_K(fmlp_tune_glu_128x128_k128_s3p, __nv_bfloat16, true, 2, 1, 2, 3, true)
 
 namespace {
 
@@ -234,13 +244,6 @@ const wg_entry wg_table[2][2][2] = {
     {{FMLP_WE2(fmlp_gemm_bf16_wgmma_64x128, FMLP_WG_CFG_SMALL), FMLP_WE2(fmlp_gemm_glu_bf16_wgmma_64x128, FMLP_WG_CFG_SMALL)},
      {FMLP_WE2(fmlp_gemm_f16_wgmma_64x128, FMLP_WG_CFG_SMALL), FMLP_WE2(fmlp_gemm_glu_f16_wgmma_64x128, FMLP_WG_CFG_SMALL)}},
 };
-const wg_entry wg_tune[4] = {
-    FMLP_WE(fmlp_tune_glu_128x128_s4p, 2, 1, 1, 4, true),
-    FMLP_WE(fmlp_tune_glu_128x256_s4p, 2, 2, 1, 4, true),
-    FMLP_WE(fmlp_tune_glu_128x256_s3, 2, 2, 1, 3, false),
-    FMLP_WE(fmlp_tune_glu_128x128_k128_s3p, 2, 1, 2, 3, true),
-};
-
 const wg_entry &wg_pick(const fmlp_cu_gemm_args *a)
 {
     return wg_table[a->m < 512 ? 1 : 0][a->dtype == FMLP_F16 ? 1 : 0][a->glu ? 1 : 0];
@@ -260,10 +263,3 @@ cudaError_t wg_launch(cudaStream_t s, const fmlp_cu_gemm_args *a, const wg_entry
 extern "C" const char *fmlp_cu_gemm_wgmma_name(const fmlp_cu_gemm_args *a) { return wg_pick(a).name; }
 
 extern "C" cudaError_t fmlp_cu_gemm_wgmma(cudaStream_t s, const fmlp_cu_gemm_args *a) { return wg_launch(s, a, wg_pick(a)); }
-
-extern "C" cudaError_t fmlp_cu_gemm_wgmma_tune(cudaStream_t s, const fmlp_cu_gemm_args *a, int cfg, const char **name)
-{
-    if (cfg < 0 || cfg >= 4 || a->dtype != FMLP_BF16 || !a->glu) return cudaErrorInvalidValue;
-    *name = wg_tune[cfg].name;
-    return wg_launch(s, a, wg_tune[cfg]);
-}

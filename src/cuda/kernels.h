@@ -63,8 +63,6 @@ cudaError_t fmlp_cu_gemm(cudaStream_t s, const fmlp_cu_gemm_args *a, fmlp_cu_gem
 /* The wgmma variant (gemm_wgmma.cu); fmlp_cu_gemm dispatches to it. */
 const char *fmlp_cu_gemm_wgmma_name(const fmlp_cu_gemm_args *a);
 cudaError_t fmlp_cu_gemm_wgmma(cudaStream_t s, const fmlp_cu_gemm_args *a);
-/* Candidate wgmma tile shapes (0..3, bf16 GLU only), for tuning runs. */
-cudaError_t fmlp_cu_gemm_wgmma_tune(cudaStream_t s, const fmlp_cu_gemm_args *a, int cfg, const char **name);
 
 #ifdef __cplusplus
 }
