@@ -13,39 +13,48 @@ static int64_t elem_size(const char *type)
     return 0;
 }
 
-static int64_t dim(const json_value *dims, size_t i, size_t j)
+/* Sizes in doubles, so damaged shapes cannot overflow; results clamped. */
+static double dim(const json_value *dims, size_t i, size_t j)
 {
-    return (int64_t)json_num(json_at(json_at(dims, i), j), 0);
+    double d = json_num(json_at(json_at(dims, i), j), 0);
+    return d > 0 && d < 1e12 ? d : 0;
 }
 
-static int64_t numel(const json_value *shape)
+static double numel(const json_value *shape)
 {
     if (!shape || shape->type != JSON_ARRAY || json_len(shape) == 0) return 0;
-    int64_t n = 1;
-    for (size_t i = 0; i < json_len(shape); i++) n *= (int64_t)json_num(json_at(shape, i), 0);
+    double n = 1;
+    for (size_t i = 0; i < json_len(shape); i++) {
+        double d = json_num(json_at(shape, i), 0);
+        n *= d > 0 && d < 1e12 ? d : 0;
+    }
     return n;
+}
+
+static int64_t count(double v)
+{
+    return v > 0 && v < 1e18 ? (int64_t)v : 0;
 }
 
 void pe_torch_work(pe_event *e, const json_value *args)
 {
     const json_value *dims = json_get(args, "Input Dims");
-    int64_t es = elem_size(json_str(json_at(json_get(args, "Input type"), 0)));
+    double es = (double)elem_size(json_str(json_at(json_get(args, "Input type"), 0)));
     if (!dims || json_len(dims) == 0 || !es) return;
     const char *n = e->name;
     /* addmm / baddbmm take the bias first. */
     size_t a = strcmp(n, "aten::addmm") == 0 || strcmp(n, "aten::baddbmm") == 0 ? 1 : 0;
     if (strcmp(n, "aten::mm") == 0 || strcmp(n, "aten::addmm") == 0) {
-        int64_t m = dim(dims, a, 0), k = dim(dims, a, 1), nn = dim(dims, a + 1, 1);
-        e->flops = 2 * m * k * nn;
-        e->bytes = (m * k + k * nn + m * nn) * es;
+        double m = dim(dims, a, 0), k = dim(dims, a, 1), nn = dim(dims, a + 1, 1);
+        e->flops = count(2 * m * k * nn);
+        e->bytes = count((m * k + k * nn + m * nn) * es);
     } else if (strcmp(n, "aten::bmm") == 0 || strcmp(n, "aten::baddbmm") == 0) {
-        int64_t b = dim(dims, a, 0), m = dim(dims, a, 1), k = dim(dims, a, 2), nn = dim(dims, a + 1, 2);
-        e->flops = 2 * b * m * k * nn;
-        e->bytes = b * (m * k + k * nn + m * nn) * es;
+        double b = dim(dims, a, 0), m = dim(dims, a, 1), k = dim(dims, a, 2), nn = dim(dims, a + 1, 2);
+        e->flops = count(2 * b * m * k * nn);
+        e->bytes = count(b * (m * k + k * nn + m * nn) * es);
     } else if (strcmp(n, "aten::mul") == 0 || strcmp(n, "aten::add") == 0) {
-        int64_t out = numel(json_at(dims, 0)), other = numel(json_at(dims, 1));
-        if (other > out) out = other;
-        e->flops = out;
-        e->bytes = (numel(json_at(dims, 0)) + other + out) * es;
+        double in0 = numel(json_at(dims, 0)), other = numel(json_at(dims, 1)), out = in0 > other ? in0 : other;
+        e->flops = count(out);
+        e->bytes = count((in0 + other + out) * es);
     }
 }

@@ -19,6 +19,15 @@
 #include <zlib.h>
 #endif
 
+/* Numbers from files are clamped before they become integers: a damaged
+ * trace must not overflow int64 arithmetic downstream. */
+static int64_t clamp_i64(double v, double lo, double hi)
+{
+    if (!(v >= lo)) return (int64_t)lo; /* NaN too */
+    if (v > hi) return (int64_t)hi;
+    return (int64_t)v;
+}
+
 /* Ids for string pids/tids ("CPU functions" in legacy traces). */
 #define STRING_ID_BASE 1000000000LL
 
@@ -77,7 +86,7 @@ static int64_t lane_id(const json_value *v, const char **names, int *n_names)
 {
     int64_t i;
     if (json_int(v, &i)) return i;
-    if (v && v->type == JSON_NUMBER) return (int64_t)json_num(v, 0);
+    if (v && v->type == JSON_NUMBER) return clamp_i64(json_num(v, 0), -1e15, 1e15);
     const char *s = json_str(v);
     if (!s) return 0;
     for (int k = 0; k < *n_names; k++)
@@ -105,9 +114,10 @@ static int kind_of(const char *cat, const char *name)
     return -1;
 }
 
+/* A trace spans well under 10^15 us (31 years); beyond is damage. */
 static int64_t us_to_ns(double us)
 {
-    return (int64_t)llround(us * 1000.0);
+    return clamp_i64(round(us * 1000.0), -1e18, 1e18);
 }
 
 static void read_span(pe_set *s, const json_value *e, const char *name, int kind, const char **names, int *nn)
@@ -118,21 +128,22 @@ static void read_span(pe_set *s, const json_value *e, const char *name, int kind
     p->pid = lane_id(json_get(e, "pid"), names, nn);
     p->tid = lane_id(json_get(e, "tid"), names, nn);
     p->t0 = us_to_ns(json_get_num(e, "ts", 0));
-    p->t1 = p->t0 + us_to_ns(json_get_num(e, "dur", 0));
+    /* No span lasts 11 days: longer is damage, and sums of durations must
+     * stay far from int64's end. */
+    p->t1 = p->t0 + clamp_i64(round(json_get_num(e, "dur", 0) * 1000.0), -1e15, 1e15);
     p->ext_id = json_get_int(args, "External id", 0);
     p->corr = json_get_int(args, "correlation", 0);
-    p->flops = (int64_t)json_get_num(args, "flops", 0);
-    p->bytes = (int64_t)json_get_num(args, "bytes", 0);
+    p->flops = clamp_i64(json_get_num(args, "flops", 0), 0, 1e18);
+    p->bytes = clamp_i64(json_get_num(args, "bytes", 0), 0, 1e18);
     bool dev_kind = kind == PE_KERNEL || kind == PE_MEMCPY || kind == PE_MEMSET;
-    p->device = dev_kind ? (int)json_get_int(args, "device", p->pid) : -1;
-    if (p->device < -1) p->device = -1;
-    p->regs = (int)json_get_int(args, "registers per thread", 0);
-    p->smem = (int)json_get_int(args, "shared memory", 0);
+    p->device = dev_kind ? (int)clamp_i64(json_get_num(args, "device", (double)p->pid), -1, 1e6) : -1;
+    p->regs = (int)clamp_i64(json_get_num(args, "registers per thread", 0), 0, 1e9);
+    p->smem = (int)clamp_i64(json_get_num(args, "shared memory", 0), 0, 1e9);
     if (kind == PE_CPU_OP && !p->flops) pe_torch_work(p, args);
     const json_value *grid = json_get(args, "grid"), *block = json_get(args, "block");
     for (size_t i = 0; i < 3; i++) {
-        p->grid[i] = (int)json_num(json_at(grid, i), 0);
-        p->block[i] = (int)json_num(json_at(block, i), 0);
+        p->grid[i] = (int)clamp_i64(json_num(json_at(grid, i), 0), 0, 1e9);
+        p->block[i] = (int)clamp_i64(json_num(json_at(block, i), 0), 0, 1e9);
     }
 }
 
@@ -144,7 +155,7 @@ static void read_memory(pe_set *s, const json_value *e, const char **names, int 
     p->pid = lane_id(json_get(e, "pid"), names, nn);
     p->tid = lane_id(json_get(e, "tid"), names, nn);
     p->t0 = p->t1 = us_to_ns(json_get_num(e, "ts", 0));
-    p->device = (int)json_get_int(args, "Device Id", -1);
+    p->device = (int)clamp_i64(json_get_num(args, "Device Id", -1), -1, 1e6);
     p->mem_addr = json_get_int(args, "Addr", 0);
     p->mem_bytes = json_get_int(args, "Bytes", 0);
     p->mem_total = json_get_int(args, "Total Allocated", 0);
