@@ -90,6 +90,8 @@ echo "not json" >"$TMP/bad.json"
 check "malformed file: exit 1" status_is 1 "$FMLP" trace summarize "$TMP/bad.json"
 check "--no-profile prints no table" \
     bash -c "! '$FMLP' mlp --mode fused --batch 1 --seq 8 --budget 0.02 --no-profile | grep -q 'Self CPU time total'"
+check "--repeat 2 writes a second window beside the first" \
+    bash -c "'$FMLP' mlp --mode fused --batch 1 --seq 8 --budget 0.02 --wait 0 --warmup 1 --active 1 --repeat 2 --trace-dir '$TMP/rep' >/dev/null && ls '$TMP/rep/'*_warm_fused.json '$TMP/rep/'*_warm_fused_w2.json >/dev/null"
 check "--cold records the first call" \
     bash -c "'$FMLP' mlp --mode eager --batch 1 --seq 8 --budget 0.02 --cold --trace-dir '$TMP/cold' >/dev/null && ls '$TMP/cold/'*_cold_eager.json >/dev/null"
 
