@@ -32,9 +32,15 @@ typedef struct {
     int64_t ext_id;     /* ops/ranges: their own External id; others: the launching op's */
     int64_t corr;       /* correlation id, 0 when none */
     int64_t flops, bytes;
-    int grid[3], block[3];
-    int regs, smem;
-    int64_t mem_addr, mem_bytes, mem_total; /* PE_MEMORY */
+    union { /* the event is recorded per kernel lane: kept small */
+        struct { /* kernels */
+            int grid[3], block[3];
+            int regs, smem;
+        };
+        struct { /* PE_MEMORY */
+            int64_t mem_addr, mem_bytes, mem_total;
+        };
+    };
 } pe_event;
 
 typedef struct {
