@@ -65,6 +65,11 @@ typedef struct fmlp_backend {
      * stays behind. Records carry the correlation passed to run(). */
     fmlp_status (*prof_start)(fmlp_ctx *ctx);
     fmlp_status (*prof_stop)(fmlp_ctx *ctx, struct fmlp_profiler *prof);
+    /* A strided copy: `rows` rows of `row_bytes`, row starts dld/sld bytes
+     * apart, in one call (fmlp_tensor_copy should prefer it to a copy per
+     * row). Synchronous like copy. */
+    fmlp_status (*copy2d)(fmlp_ctx *ctx, void *dst, size_t dld, fmlp_device dst_dev, const void *src, size_t sld,
+                          fmlp_device src_dev, size_t row_bytes, size_t rows);
     /* Kineto's "deviceProperties" entry for the context's device: one JSON
      * object written to buf (NUL-terminated); returns its length, or -1. */
     int (*device_json)(fmlp_ctx *ctx, char *buf, size_t cap);

@@ -248,6 +248,25 @@ static fmlp_status cu_copy(fmlp_ctx *ctx, void *dst, fmlp_device dst_dev, const 
     return e == cudaSuccess ? FMLP_OK : fmlp_cu_fail(e, "cudaMemcpyAsync");
 }
 
+static fmlp_status cu_copy2d(fmlp_ctx *ctx, void *dst, size_t dld, fmlp_device dst_dev, const void *src, size_t sld,
+                             fmlp_device src_dev, size_t row_bytes, size_t rows)
+{
+    fmlp_cu_state *st = fmlp_cu_state_of(ctx);
+    if (!rows || !row_bytes) return FMLP_OK;
+    if (dld < row_bytes || sld < row_bytes)
+        return fmlp_fail(FMLP_ERR_SHAPE, "strided copy: row strides %zu/%zu bytes are shorter than a %zu-byte row", dld,
+                         sld, row_bytes);
+    fmlp_status s = FMLP_OK;
+    if (dst_dev == FMLP_DEVICE_CUDA) s = check_device_ptr(st, "copy destination", dst, FMLP_F32, false);
+    if (s == FMLP_OK && src_dev == FMLP_DEVICE_CUDA) s = check_device_ptr(st, "copy source", src, FMLP_F32, false);
+    if (s != FMLP_OK) return s;
+    cudaSetDevice(st->device);
+    cudaStream_t stream = fmlp_cu_stream(st);
+    cudaError_t e = cudaMemcpy2DAsync(dst, dld, src, sld, row_bytes, rows, cudaMemcpyDefault, stream);
+    if (e == cudaSuccess && (dst_dev != FMLP_DEVICE_CUDA || src_dev != FMLP_DEVICE_CUDA)) e = cudaStreamSynchronize(stream);
+    return e == cudaSuccess ? FMLP_OK : fmlp_cu_fail(e, "cudaMemcpy2DAsync");
+}
+
 static fmlp_status cu_synchronize(fmlp_ctx *ctx)
 {
     fmlp_cu_state *st = fmlp_cu_state_of(ctx);
@@ -507,6 +526,7 @@ static const fmlp_backend cuda_backend = {
     .alloc = cu_alloc,
     .free = cu_free,
     .copy = cu_copy,
+    .copy2d = cu_copy2d,
     .synchronize = cu_synchronize,
     .graph_launch = fmlp_cu_graph_launch,
     .graph_begin = fmlp_cu_graph_begin,
