@@ -19,6 +19,16 @@ void pe_set_free(pe_set *s)
     pe_set_init(s);
 }
 
+void pe_set_reset(pe_set *s)
+{
+    pe_event *ev = s->ev;
+    size_t cap = s->cap;
+    s->ev = NULL;
+    pe_set_free(s);
+    s->ev = ev;
+    s->cap = cap;
+}
+
 static uint64_t hash_str(const char *str)
 {
     uint64_t h = 1469598103934665603ull;

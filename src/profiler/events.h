@@ -75,6 +75,9 @@ typedef struct {
 
 void pe_set_init(pe_set *s);
 void pe_set_free(pe_set *s);
+/* Empties the set but keeps its event storage, so the next window writes
+ * into memory already touched. */
+void pe_set_reset(pe_set *s);
 /* Appends a zeroed event of `kind` named `name` (NULL: the caller sets an
  * interned name itself); NULL when out of memory. */
 pe_event *pe_add(pe_set *s, pe_kind kind, const char *name);

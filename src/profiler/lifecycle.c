@@ -70,7 +70,7 @@ static int64_t epoch_offset_ns(void)
 /* Called with the lock held: starts an empty window (drops warmup events). */
 static void window_clear(fmlp_profiler *p)
 {
-    pe_set_free(&p->cur);
+    pe_set_reset(&p->cur);
     p->cur.pid = getpid();
     p->cur.main_tid = fmlp_thread_id();
     p->cur.origin = pe_intern(&p->cur, "fmlp");
@@ -91,10 +91,13 @@ static void window_finish(fmlp_profiler *p)
     char dev[2048];
     if (p->ctx->be->device_json && p->ctx->be->device_json(p->ctx, dev, sizeof dev) > 0)
         p->cur.device_json = pe_intern(&p->cur, dev);
-    pe_set_free(&p->done);
+    pe_set old = p->done;
     p->done = p->cur;
     p->have_done = true;
+    pe_set_reset(&old);
     pe_set_init(&p->cur);
+    p->cur.ev = old.ev;
+    p->cur.cap = old.cap;
     p->step_open = false;
     p->gen++;
 }
