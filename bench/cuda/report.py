@@ -37,7 +37,7 @@ def main():
     bars = {"eager_within_10pct": True, "fused_graph_beats_torch_graph_rows_le_128": True,
             "fused_8192_le_1.15x_compile": True}
     for l2 in ("warm", "cold"):
-        lines.append(f"\nL2 {l2}: us per forward (x floor)")
+        lines.append(f"\nL2 {l2}: us per forward; floor = max(FLOPs / bf16 GEMM peak, bytes / copy bandwidth)")
         hdr = ["rows", "floor", "fm eager", "fm comp", "fm fused", "fm f+graph", "pt eager", "pt compile", "pt e+graph",
                "fused+g vs pt e+g", "fused vs compile"]
         lines.append(" ".join(f"{h:>11}" for h in hdr))
