@@ -327,7 +327,15 @@ def merge(a):
         json.dump(res, f, indent=1)
         f.write("\n")
     with open(a.out_md, "w") as f:
-        f.write(markdown(res, fig, rat, dtypes, rows_all))
+        f.write(render(res))
+
+
+def render(res):
+    """The markdown summary of a results JSON (merge writes both)."""
+    fig = {(f["impl"], f["dtype"], f["rows"]): f.get("median_us") for f in res["figures"]}
+    rat = {(r["dtype"], r["rows"]): r for r in res["ratios"]}
+    dtypes = sorted({k[1] for k in fig}, key=lambda d: ["f32", "bf16"].index(d) if d in ("f32", "bf16") else 9)
+    return markdown(res, fig, rat, dtypes, sorted({k[2] for k in fig}))
 
 
 def markdown(res, fig, rat, dtypes, rows_all):
@@ -357,6 +365,11 @@ def markdown(res, fig, rat, dtypes, rows_all):
         L.append("- 1-minute load average before each part of the sweep: %.2f to %.2f on %s CPUs "
                  "(above the thread count means other work shared the cores; the per-round figures in "
                  "the JSON show how much that moved the medians)" % (la["min"], la["max"], m.get("cpus", "?")))
+    L.append("- weights: %.1f MB in bf16, %.1f MB in f32; L2 %s, L3 %s. At 1 and 16 rows a forward streams every "
+             "weight once and does little arithmetic, so its time mostly says whether the weights were still in "
+             "the L3 cache from the previous forward, which other work on the machine decides; those rows swing "
+             "by 10x or more between rounds." % (3 * DIM * HIDDEN * 2 / 1e6, 3 * DIM * HIDDEN * 4 / 1e6,
+                                                   m.get("l2", "?"), m.get("l3", "?")))
     L.append("")
     L.append("`torch_jit` is torch.jit.script + freeze with oneDNN fusion, the nearest thing to torch.compile "
              "in torch 1.13.")
@@ -429,9 +442,18 @@ def main():
     pg.add_argument("--load", help="JSON lines of the load average before each part")
     pg.add_argument("--out-json", required=True)
     pg.add_argument("--out-md", required=True)
+    pr = sub.add_parser("render", help="rewrite the markdown summary of a results JSON")
+    pr.add_argument("json_in")
+    pr.add_argument("md_out")
     a = ap.parse_args()
     if a.cmd == "merge":
         merge(a)
+        return
+    if a.cmd == "render":
+        with open(a.json_in) as f:
+            res = json.load(f)
+        with open(a.md_out, "w") as f:
+            f.write(render(res))
         return
     res = info(a.threads) if a.cmd == "info" else measure(a)
     text = json.dumps(res, indent=1)
