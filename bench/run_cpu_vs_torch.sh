@@ -42,9 +42,12 @@ export OMP_NUM_THREADS=$THREADS OPENBLAS_NUM_THREADS=$THREADS
 
 # ------------------------------------------------------------ machine
 flags=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|fma|avx512f|avx512bw|avx512vl|avx512_vnni|avx512_bf16|avx512_fp16|amx_bf16|amx_tile|amx_int8)$' | sort -u | tr '\n' ' ')
-"$PY" - "$tmp/machine.json" "$flags" "$THREADS" "$FMLP" <<'PYEOF'
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+git diff --quiet HEAD -- src include tools CMakeLists.txt cmake 2>/dev/null || commit="$commit (with uncommitted changes)"
+how="FMLP=$FMLP ROWS=$ROWS DTYPES=$DTYPES MODES=$MODES THREADS=$THREADS ROUNDS=$ROUNDS TORCH_IMPLS=$TORCH_IMPLS FMLP_BUDGET=$FMLP_BUDGET REFBLAS=${REFBLAS:-0} bench/run_cpu_vs_torch.sh"
+"$PY" - "$tmp/machine.json" "$flags" "$THREADS" "$FMLP" "$commit" "$how" <<'PYEOF'
 import json, os, platform, subprocess, sys, datetime
-out, flags, threads, fmlp = sys.argv[1], sys.argv[2].split(), int(sys.argv[3]), sys.argv[4]
+out, flags, threads, fmlp, commit, how = sys.argv[1], sys.argv[2].split(), int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
 def sh(*cmd):
     try:
         return subprocess.run(cmd, capture_output=True, text=True, timeout=60).stdout.strip()
@@ -74,6 +77,8 @@ json.dump({
     "threads": threads,
     "cc": sh("cc", "--version").splitlines()[0] if sh("cc", "--version") else "?",
     "fmlp_version": ver,
+    "fmlp_commit": commit,
+    "command": how,
     "fmlp_paths": paths,
     "fmlp_info": info,
 }, open(out, "w"), indent=1)

@@ -359,7 +359,10 @@ def markdown(res, fig, rat, dtypes, rows_all):
                                                                 fm.get("threads", "?")))
     elif m.get("fmlp_paths"):
         L.append("- fmlp CPU paths: %s" % m["fmlp_paths"])
-    L.append("")
+    if m.get("command"):
+        L.append("- measured with: `%s`" % m["command"])
+    if m.get("fmlp_commit"):
+        L.append("- fmlp source: commit %s" % m["fmlp_commit"])
     la = m.get("loadavg1_during_run") or {}
     if la.get("max") is not None:
         L.append("- 1-minute load average before each part of the sweep: %.2f to %.2f on %s CPUs "
@@ -372,7 +375,8 @@ def markdown(res, fig, rat, dtypes, rows_all):
                                                    m.get("l2", "?"), m.get("l3", "?")))
     L.append("")
     L.append("`torch_jit` is torch.jit.script + freeze with oneDNN fusion, the nearest thing to torch.compile "
-             "in torch 1.13.")
+             "in torch 1.13. `torch_eager_refblas` (when present) is torch eager with the netlib reference BLAS "
+             "that a bare `apt-get install python3-torch` leaves selected; `torch_eager` runs on OpenBLAS.")
     L.append("")
     for dt in dtypes:
         L.append("## %s" % dt)
