@@ -2,10 +2,6 @@
 # for newer GPUs. Only files under src/cuda/ see CUDA headers. The C files
 # there build with the library's -Wall -Wextra -Werror; the .cu files get the
 # same warnings from the host compiler and nvcc's own diagnostics as errors.
-# src/core/no_cuda.c stands in for this backend in builds without it.
-get_target_property(FMLP_LIB_SRC fmlp SOURCES)
-list(FILTER FMLP_LIB_SRC EXCLUDE REGEX "src/core/no_cuda\\.c$")
-set_property(TARGET fmlp PROPERTY SOURCES ${FMLP_LIB_SRC})
 file(GLOB FMLP_CUDA_SRC CONFIGURE_DEPENDS src/cuda/*.cu src/cuda/*.c)
 set_target_properties(fmlp PROPERTIES CUDA_ARCHITECTURES OFF)
 set(CMAKE_CUDA_STANDARD 17)

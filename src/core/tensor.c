@@ -53,14 +53,22 @@ fmlp_status fmlp_tensor_copy(fmlp_ctx *ctx, fmlp_tensor *dst, const fmlp_tensor 
                          (long long)src->rows, (long long)src->cols, fmlp_dtype_name(src->dtype), (long long)dst->rows,
                          (long long)dst->cols, fmlp_dtype_name(dst->dtype));
     size_t es = fmlp_dtype_size(src->dtype), row = (size_t)src->cols * es;
+    size_t dld = (size_t)dst->ld * es, sld = (size_t)src->ld * es;
     bool host = dst->device == FMLP_DEVICE_CPU && src->device == FMLP_DEVICE_CPU;
+    if (!host) {
+        /* One strided transfer (one plain one when both sides are dense). */
+        if (ctx->be->copy2d && !(dld == row && sld == row))
+            return ctx->be->copy2d(ctx, dst->data, dld, dst->device, src->data, sld, src->device, row, (size_t)src->rows);
+        if (!ctx->be->copy) return fmlp_fail(FMLP_ERR_UNSUPPORTED, "this backend cannot copy device tensors");
+        if (dld == row && sld == row)
+            return ctx->be->copy(ctx, dst->data, dst->device, src->data, src->device, row * (size_t)src->rows);
+    }
     for (int64_t r = 0; r < src->rows; r++) {
-        char *d = (char *)dst->data + (size_t)(r * dst->ld) * es;
-        const char *s = (const char *)src->data + (size_t)(r * src->ld) * es;
+        char *d = (char *)dst->data + (size_t)r * dld;
+        const char *s = (const char *)src->data + (size_t)r * sld;
         if (host) {
             memmove(d, s, row);
         } else {
-            if (!ctx->be->copy) return fmlp_fail(FMLP_ERR_UNSUPPORTED, "this backend cannot copy device tensors");
             fmlp_status st = ctx->be->copy(ctx, d, dst->device, s, src->device, row);
             if (st != FMLP_OK) return st;
         }
