@@ -125,7 +125,8 @@ static void test_accuracy(cpu_pool *pool, cpu_path path)
             if (u > worst_ulp) worst_ulp = u;
         }
         char below[64] = "";
-        if (k_acts[a] == FMLP_ACT_GELU_TANH) snprintf(below, sizeof below, " (x >= -3), %.1e relative below", worst_rel);
+        if (k_acts[a] == FMLP_ACT_GELU_TANH)
+            snprintf(below, sizeof below, " (x >= -3), %.1e relative below", worst_rel);
         tu_check(worst_ulp <= 8.0 && worst_rel <= 4e-6, "%s f32 %s: max error %.2f ulp on [-12, 12]%s",
                  cpu_path_name(path), fmlp_act_name(k_acts[a]), worst_ulp, below);
     }

@@ -62,7 +62,8 @@ static inline __m256 act256_phi(__m256 x)
     r = _mm256_fmadd_ps(r, z, _mm256_set1_ps(ACT_ERFC_R2));
     r = _mm256_fmadd_ps(r, z, _mm256_set1_ps(ACT_ERFC_R1));
     r = _mm256_fmadd_ps(r, z, _mm256_set1_ps(ACT_ERFC_R0));
-    __m256 c = _mm256_mul_ps(_mm256_mul_ps(act256_exp(_mm256_sub_ps(_mm256_setzero_ps(), t2)), _mm256_fnmadd_ps(r, t2lo, r)), half);
+    __m256 et2 = act256_exp(_mm256_sub_ps(_mm256_setzero_ps(), t2));
+    __m256 c = _mm256_mul_ps(_mm256_mul_ps(et2, _mm256_fnmadd_ps(r, t2lo, r)), half);
     __m256 large = _mm256_blendv_ps(_mm256_sub_ps(one, c), c, neg);
 
     __m256 is_small = _mm256_cmp_ps(t, _mm256_set1_ps(ACT_ERF_SPLIT), _CMP_LT_OQ);

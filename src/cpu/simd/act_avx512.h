@@ -60,7 +60,8 @@ static inline __m512 act512_phi(__m512 x)
     r = _mm512_fmadd_ps(r, z, _mm512_set1_ps(ACT_ERFC_R1));
     r = _mm512_fmadd_ps(r, z, _mm512_set1_ps(ACT_ERFC_R0));
     /* erfc(t) / 2, with the unclamped t so it reaches 0 for huge |x|. */
-    __m512 c = _mm512_mul_ps(_mm512_mul_ps(act512_exp(_mm512_sub_ps(_mm512_setzero_ps(), t2)), _mm512_fnmadd_ps(r, t2lo, r)), half);
+    __m512 et2 = act512_exp(_mm512_sub_ps(_mm512_setzero_ps(), t2));
+    __m512 c = _mm512_mul_ps(_mm512_mul_ps(et2, _mm512_fnmadd_ps(r, t2lo, r)), half);
     __m512 large = _mm512_mask_mov_ps(_mm512_sub_ps(_mm512_set1_ps(1.0f), c), neg, c);
 
     __mmask16 is_small = _mm512_cmp_ps_mask(t, _mm512_set1_ps(ACT_ERF_SPLIT), _CMP_LT_OQ);

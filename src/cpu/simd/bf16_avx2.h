@@ -43,7 +43,8 @@ static inline void bf16x8_store(uint16_t *p, __m256 x, int64_t count)
 
 static inline __m256i mask8_first(int64_t count)
 {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(count >= 8 ? 8 : (int)count), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(count >= 8 ? 8 : (int)count), lanes);
 }
 
 #endif

@@ -14,7 +14,10 @@
 
 INLINE __m256 widen8(const uint16_t *p) { return bf16x8_widen(_mm_load_si128((const __m128i *)p)); }
 
-INLINE __m256 bcast_bf16(const uint16_t *p) { return _mm256_castsi256_ps(_mm256_set1_epi32((int)((uint32_t)*p << 16))); }
+INLINE __m256 bcast_bf16(const uint16_t *p)
+{
+    return _mm256_castsi256_ps(_mm256_set1_epi32((int)((uint32_t)*p << 16)));
+}
 
 /* Accumulators are named variables, not arrays: with arrays GCC keeps a
  * memory copy of every ymm accumulator up to date inside the k loop. */

@@ -17,7 +17,10 @@ INLINE __m512 widen16(const uint16_t *p)
     return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
 }
 
-INLINE __m512 bcast_bf16(const uint16_t *p) { return _mm512_castsi512_ps(_mm512_set1_epi32((int)((uint32_t)*p << 16))); }
+INLINE __m512 bcast_bf16(const uint16_t *p)
+{
+    return _mm512_castsi512_ps(_mm512_set1_epi32((int)((uint32_t)*p << 16)));
+}
 
 /* rows is a constant after inlining, so c0/c1 live in registers. */
 INLINE void tile_f32(int rows, const float *A, int64_t lda, const float *W, int64_t k, float *acc)
@@ -74,7 +77,8 @@ INLINE void tile_wide_f32(int rows, const float *A, int64_t lda, const float *W,
         }
     }
     for (int r = 0; r < rows; r++)
-        for (int v = 0; v < 2 * GEMM_WIDE; v++) _mm512_store_ps(acc + ((v / 2) * rows + r) * NR + (v % 2) * 16, c[r][v]);
+        for (int v = 0; v < 2 * GEMM_WIDE; v++)
+            _mm512_store_ps(acc + ((v / 2) * rows + r) * NR + (v % 2) * 16, c[r][v]);
 }
 
 INLINE void tile_wide_bf16(int rows, const uint16_t *A, int64_t lda, const uint16_t *W, int64_t pstride, int64_t k,
@@ -92,7 +96,8 @@ INLINE void tile_wide_bf16(int rows, const uint16_t *A, int64_t lda, const uint1
         }
     }
     for (int r = 0; r < rows; r++)
-        for (int v = 0; v < 2 * GEMM_WIDE; v++) _mm512_store_ps(acc + ((v / 2) * rows + r) * NR + (v % 2) * 16, c[r][v]);
+        for (int v = 0; v < 2 * GEMM_WIDE; v++)
+            _mm512_store_ps(acc + ((v / 2) * rows + r) * NR + (v % 2) * 16, c[r][v]);
 }
 
 typedef void (*wide_fn)(const void *A, int64_t lda, const void *W, int64_t pstride, int64_t k, float *acc);

@@ -70,7 +70,8 @@ INLINE void tile_wide(int rows, const uint16_t *A, int64_t lda, const uint16_t *
         }
     }
     for (int r = 0; r < rows; r++)
-        for (int v = 0; v < 2 * GEMM_WIDE; v++) _mm512_store_ps(acc + ((v / 2) * rows + r) * NR + (v % 2) * 16, c[r][v]);
+        for (int v = 0; v < 2 * GEMM_WIDE; v++)
+            _mm512_store_ps(acc + ((v / 2) * rows + r) * NR + (v % 2) * 16, c[r][v]);
 }
 
 static void wide_1(const uint16_t *A, int64_t lda, const uint16_t *W, int64_t ps, int64_t k, float *acc)
