@@ -194,7 +194,8 @@ static fmlp_status save(const char *path, const fmlp_ceilings *c, int threads)
     return ok ? FMLP_OK : fmlp_fail(FMLP_ERR_IO, "writing the ceilings cache \"%s\" failed", path);
 }
 
-/* true when the cache exists, parses and was measured with `threads`. */
+/* true when the cache exists, parses and was measured with `threads`
+ * (-1: any). */
 static bool load(const char *path, int threads, fmlp_ceilings *c)
 {
     FILE *f = fopen(path, "rb");
@@ -205,7 +206,7 @@ static bool load(const char *path, int threads, fmlp_ceilings *c)
     json_doc *d = json_parse(buf, n, NULL);
     if (!d) return false;
     const json_value *r = json_doc_root(d), *cpu = json_get(r, "cpu"), *gpu = json_get(r, "gpu");
-    bool ok = json_get_int(r, "version", 0) == 1 && json_get_int(r, "threads", -1) == threads && cpu;
+    bool ok = json_get_int(r, "version", 0) == 1 && (threads < 0 || json_get_int(r, "threads", -1) == threads) && cpu;
     if (ok) {
         c->gemm_gflops_f32 = json_get_num(cpu, "gemm_gflops_f32", 0);
         c->gemm_gflops_bf16 = json_get_num(cpu, "gemm_gflops_bf16", 0);
@@ -220,26 +221,38 @@ static bool load(const char *path, int threads, fmlp_ceilings *c)
     return ok;
 }
 
+/* Both processors are measured whichever context asks: `fmlp info` holds a
+ * CPU context, and a GPU run's verdict needs the GPU's numbers. */
 fmlp_status fmlp_ceilings_measure(fmlp_ctx *ctx, fmlp_ceilings *out)
 {
     if (!ctx || !out) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_ceilings_measure: ctx and out must not be NULL");
     memset(out, 0, sizeof *out);
-    fmlp_ctx *cpu = ctx;
+    fmlp_ctx *cpu = ctx, *gpu = NULL;
     fmlp_status s = FMLP_OK;
     if (fmlp_ctx_device(ctx) != FMLP_DEVICE_CPU) {
+        gpu = ctx;
         fmlp_ctx_options o = fmlp_ctx_options_default();
         s = fmlp_ctx_create(&o, &cpu);
+    } else if (fmlp_cuda_device_count() > 0) {
+        fmlp_ctx_options o = fmlp_ctx_options_default();
+        o.device = FMLP_DEVICE_CUDA;
+        if (fmlp_ctx_create(&o, &gpu) != FMLP_OK) {
+            gpu = NULL;
+            fmlp_clear_error();
+        }
     }
     if (s == FMLP_OK) s = gemm_rate(cpu, FMLP_F32, GEMM_DIM, GEMM_ROWS, &out->gemm_gflops_f32);
     if (s == FMLP_OK) s = gemm_rate(cpu, FMLP_BF16, GEMM_DIM, GEMM_ROWS, &out->gemm_gflops_bf16);
     if (s == FMLP_OK) s = memcpy_rate(fmlp_ctx_threads(cpu), &out->mem_gbps);
-    if (s == FMLP_OK && cpu != ctx) s = gpu_rates(ctx, out);
+    if (s == FMLP_OK && gpu) s = gpu_rates(gpu, out);
+    int threads = s == FMLP_OK ? fmlp_ctx_threads(cpu) : 0;
     if (cpu != ctx) fmlp_ctx_destroy(cpu);
+    if (gpu != ctx) fmlp_ctx_destroy(gpu);
     if (s != FMLP_OK) return s;
     out->measured = true;
     char path[4096];
     cache_path(path, sizeof path);
-    return save(path, out, fmlp_ctx_threads(ctx));
+    return save(path, out, threads);
 }
 
 fmlp_status fmlp_ceilings_get(fmlp_ctx *ctx, bool measure_if_missing, fmlp_ceilings *out)
@@ -248,7 +261,9 @@ fmlp_status fmlp_ceilings_get(fmlp_ctx *ctx, bool measure_if_missing, fmlp_ceili
     memset(out, 0, sizeof *out);
     char path[4096];
     cache_path(path, sizeof path);
-    if (load(path, fmlp_ctx_threads(ctx), out)) return FMLP_OK;
+    /* CPU numbers depend on the thread count; a GPU context uses the GPU's. */
+    int threads = fmlp_ctx_device(ctx) == FMLP_DEVICE_CPU ? fmlp_ctx_threads(ctx) : -1;
+    if (load(path, threads, out)) return FMLP_OK;
     memset(out, 0, sizeof *out);
     if (!measure_if_missing) return FMLP_OK;
     return fmlp_ceilings_measure(ctx, out);
