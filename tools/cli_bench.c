@@ -21,17 +21,6 @@ typedef struct {
     int kernels;
 } bench_row;
 
-typedef struct {
-    fmlp_mlp *mlp;
-    fmlp_mode mode;
-    fmlp_tensor x, y;
-} bench_arg;
-
-static fmlp_status bench_forward(void *p)
-{
-    bench_arg *a = p;
-    return fmlp_mlp_forward(a->mlp, a->mode, &a->x, &a->y);
-}
 
 static void usage(FILE *f)
 {
@@ -48,26 +37,13 @@ static void usage(FILE *f)
     cli_model_usage(f, false);
 }
 
-/* Fresh uniform(-1, 1) input, drawn on the host and copied to the device. */
+/* Fresh input drawn on the host and copied to the device. */
 static fmlp_status fill_random(fmlp_ctx *ctx, fmlp_tensor *x, uint64_t seed)
 {
-    int64_t n = x->rows * x->cols;
-    float *tmp = malloc(sizeof(float) * (size_t)n);
-    void *host = malloc((size_t)n * fmlp_dtype_size(x->dtype));
-    fmlp_status s = tmp && host ? FMLP_OK : FMLP_ERR_OUT_OF_MEMORY;
-    uint64_t st = seed * 0x9E3779B97F4A7C15ull + 7;
-    for (int64_t i = 0; s == FMLP_OK && i < n; i++) {
-        st = st * 6364136223846793005ull + 1442695040888963407ull;
-        float v = (float)((double)(st >> 11) / 9007199254740992.0) * 2.0f - 1.0f;
-        tmp[i] = v == 0.0f ? 0.25f : v;
-    }
-    if (s == FMLP_OK) {
-        fmlp_convert_buffer(x->dtype, host, FMLP_F32, tmp, n);
-        fmlp_tensor h = fmlp_tensor_view(host, x->dtype, x->rows, x->cols, x->cols);
-        s = fmlp_tensor_copy(ctx, x, &h);
-    }
-    free(tmp);
-    free(host);
+    fmlp_tensor h;
+    fmlp_status s = cli_random_host(x->dtype, x->rows, x->cols, seed, &h);
+    if (s == FMLP_OK) s = fmlp_tensor_copy(ctx, x, &h);
+    free(h.data);
     return s;
 }
 
@@ -189,7 +165,7 @@ int cli_bench_main(int argc, char **argv)
             break;
         }
         for (int ri = 0; ri < nr && !status; ri++) {
-            bench_arg a = {mlp, FMLP_MODE_EAGER, {0}, {0}};
+            cli_forward_arg a = {mlp, FMLP_MODE_EAGER, {0}, {0}};
             fmlp_status s = fmlp_tensor_alloc(ctx, dts[di], rows[ri], o.desc.dim, &a.x);
             if (s == FMLP_OK) s = fmlp_tensor_alloc(ctx, dts[di], rows[ri], fmlp_mlp_out_dim(mlp), &a.y);
             if (s == FMLP_OK) s = fill_random(ctx, &a.x, o.seed + (uint64_t)ri);
@@ -198,7 +174,7 @@ int cli_bench_main(int argc, char **argv)
                 a.mode = modes[mi];
                 fmlp_plan_info plan;
                 s = fmlp_mlp_plan(mlp, modes[mi], rows[ri], &plan);
-                if (s == FMLP_OK) s = cli_time(bench_forward, &a, 1, iters, budget, &b->t);
+                if (s == FMLP_OK) s = cli_time(cli_forward, &a, 1, iters, budget, &b->t);
                 if (s != FMLP_OK) break;
                 b->rows = rows[ri];
                 b->dtype = dts[di];

@@ -1,6 +1,7 @@
 /* Why: model flags and model construction shared by the CLI commands. */
 #include "cli_model.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -202,4 +203,27 @@ double cli_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+fmlp_status cli_random_host(fmlp_dtype dtype, int64_t rows, int64_t cols, uint64_t seed, fmlp_tensor *out)
+{
+    int64_t n = rows * cols;
+    float *tmp = malloc(sizeof(float) * (size_t)n);
+    void *data = malloc((size_t)n * fmlp_dtype_size(dtype));
+    if (!tmp || !data) {
+        free(tmp);
+        free(data);
+        fprintf(stderr, "fmlp: out of memory for a (%lld, %lld) input\n", (long long)rows, (long long)cols);
+        return FMLP_ERR_OUT_OF_MEMORY;
+    }
+    uint64_t st = seed * 0x9E3779B97F4A7C15ull + 7;
+    for (int64_t i = 0; i < n; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        float v = (float)((double)(st >> 11) / 9007199254740992.0) * 2.0f - 1.0f;
+        tmp[i] = v == 0.0f ? 0.25f : v;
+    }
+    fmlp_convert_buffer(dtype, data, FMLP_F32, tmp, n);
+    free(tmp);
+    *out = fmlp_tensor_view(data, dtype, rows, cols, cols);
+    return FMLP_OK;
 }

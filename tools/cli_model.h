@@ -39,6 +39,9 @@ fmlp_status cli_model_build(const cli_model_opts *o, fmlp_dtype dtype, fmlp_ctx 
 /* "64x128x768" or "1024x32" for file names. */
 void cli_model_shape_name(const cli_model_opts *o, char *buf, size_t len);
 
+/* Fresh uniform(-1, 1) values, never 0, in a malloc'd host tensor. */
+fmlp_status cli_random_host(fmlp_dtype dtype, int64_t rows, int64_t cols, uint64_t seed, fmlp_tensor *out);
+
 /* Seconds of a monotonic clock. */
 double cli_now(void);
 

@@ -12,18 +12,6 @@
 #include "cli_profile.h"
 #include "cli_timing.h"
 
-typedef struct {
-    fmlp_mlp *mlp;
-    fmlp_mode mode;
-    fmlp_tensor x, y;
-} run_arg;
-
-static fmlp_status run_forward(void *p)
-{
-    run_arg *a = p;
-    return fmlp_mlp_forward(a->mlp, a->mode, &a->x, &a->y);
-}
-
 static void usage(FILE *f, bool linear)
 {
     if (linear)
@@ -67,7 +55,7 @@ static int parse_modes(const char *cmd, const char *s, fmlp_mode *modes, int *n)
     return 1;
 }
 
-/* x from --input, or seeded uniform(-1, 1) values. */
+/* x from --input, or seeded uniform(-1, 1) values; prints its own errors. */
 static fmlp_status make_input(const char *cmd, const char *path, const cli_model_opts *o, fmlp_dtype dt,
                               fmlp_tensor *x)
 {
@@ -75,7 +63,10 @@ static fmlp_status make_input(const char *cmd, const char *path, const cli_model
     if (path) {
         fmlp_st_file *f;
         fmlp_status s = fmlp_st_open(path, &f);
-        if (s != FMLP_OK) return s;
+        if (s != FMLP_OK) {
+            fprintf(stderr, "fmlp %s: %s\n", cmd, fmlp_last_error());
+            return s;
+        }
         int64_t r, c;
         s = fmlp_st_find(f, "x", NULL, &r, &c, NULL);
         if (s == FMLP_OK && c != dim) {
@@ -89,21 +80,10 @@ static fmlp_status make_input(const char *cmd, const char *path, const cli_model
             s = x->data ? fmlp_st_read(f, "x", dt, x->data, r, c) : FMLP_ERR_OUT_OF_MEMORY;
         }
         fmlp_st_close(f);
+        if (s != FMLP_OK) fprintf(stderr, "fmlp %s: %s\n", cmd, fmlp_last_error());
         return s;
     }
-    *x = fmlp_tensor_view(malloc((size_t)(rows * dim) * fmlp_dtype_size(dt)), dt, rows, dim, dim);
-    if (!x->data) return FMLP_ERR_OUT_OF_MEMORY;
-    float *tmp = malloc(sizeof(float) * (size_t)(rows * dim));
-    if (!tmp) return FMLP_ERR_OUT_OF_MEMORY;
-    uint64_t st = o->seed * 2654435761u + 12345;
-    for (int64_t i = 0; i < rows * dim; i++) {
-        st = st * 6364136223846793005ull + 1442695040888963407ull;
-        tmp[i] = (float)((double)(st >> 11) / 9007199254740992.0) * 2.0f - 1.0f;
-        if (tmp[i] == 0.0f) tmp[i] = 0.5f;
-    }
-    fmlp_convert_buffer(dt, x->data, FMLP_F32, tmp, rows * dim);
-    free(tmp);
-    return FMLP_OK;
+    return cli_random_host(dt, rows, dim, o->seed, x);
 }
 
 static fmlp_status write_output(const char *path, const fmlp_tensor *y, const cli_model_opts *o)
@@ -218,10 +198,11 @@ int cli_run_main(int argc, char **argv, bool linear)
     o.desc = *fmlp_mlp_get_desc(mlp);
     int64_t rows = o.batch * o.seq;
     int status = 0;
-    run_arg a = {mlp, FMLP_MODE_EAGER, {0}, {0}};
+    cli_forward_arg a = {mlp, FMLP_MODE_EAGER, {0}, {0}};
     fmlp_status s = FMLP_OK;
     if (!explain) {
         s = make_input(cmd, input, &o, dtype, &a.x);
+        if (s != FMLP_OK) status = 1;
         if (s == FMLP_OK) s = fmlp_tensor_alloc(ctx, dtype, rows, fmlp_mlp_out_dim(mlp), &a.y);
         if (s == FMLP_OK && ctx && fmlp_ctx_device(ctx) != FMLP_DEVICE_CPU) {
             /* host output buffer; the executor stages device copies */
@@ -230,7 +211,7 @@ int cli_run_main(int argc, char **argv, bool linear)
                                    fmlp_mlp_out_dim(mlp), 0);
             if (!a.y.data) s = FMLP_ERR_OUT_OF_MEMORY;
         }
-        if (s != FMLP_OK) {
+        if (s != FMLP_OK && status == 0) {
             fprintf(stderr, "fmlp %s: preparing tensors: %s\n", cmd, fmlp_last_error());
             status = 1;
         }
@@ -255,10 +236,10 @@ int cli_run_main(int argc, char **argv, bool linear)
         char run_name[160];
         snprintf(run_name, sizeof run_name, "%s_%s_%s_%s", shape, fmlp_dtype_name(dtype), po.cold ? "cold" : "warm",
                  fmlp_mode_name(modes[mi]));
-        if (po.enabled && po.cold) s = cli_prof_run(ctx, &po, run_name, run_forward, &a, stdout);
+        if (po.enabled && po.cold) s = cli_prof_run(ctx, &po, run_name, cli_forward, &a, stdout);
         cli_timing t = {0};
-        if (s == FMLP_OK) s = cli_time(run_forward, &a, po.cold ? 0 : 1, iters, budget, &t);
-        if (s == FMLP_OK && po.enabled && !po.cold) s = cli_prof_run(ctx, &po, run_name, run_forward, &a, stdout);
+        if (s == FMLP_OK) s = cli_time(cli_forward, &a, po.cold ? 0 : 1, iters, budget, &t);
+        if (s == FMLP_OK && po.enabled && !po.cold) s = cli_prof_run(ctx, &po, run_name, cli_forward, &a, stdout);
         if (s != FMLP_OK) {
             fprintf(stderr, "fmlp %s: %s forward failed: %s\n", cmd, fmlp_mode_name(modes[mi]), fmlp_last_error());
             status = 1;

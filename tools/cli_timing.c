@@ -8,6 +8,12 @@
 
 #define MAX_SAMPLES 1000
 
+fmlp_status cli_forward(void *arg)
+{
+    cli_forward_arg *a = arg;
+    return fmlp_mlp_forward(a->mlp, a->mode, &a->x, &a->y);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

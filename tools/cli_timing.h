@@ -8,6 +8,14 @@
 
 typedef fmlp_status (*cli_forward_fn)(void *arg);
 
+/* One forward of an MLP in a mode: the argument cli_forward takes. */
+typedef struct {
+    fmlp_mlp *mlp;
+    fmlp_mode mode;
+    fmlp_tensor x, y;
+} cli_forward_arg;
+fmlp_status cli_forward(void *arg);
+
 typedef struct {
     double median_s, min_s;
     int iters;
