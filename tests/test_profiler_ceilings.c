@@ -1,0 +1,83 @@
+/* Why: verdicts are only as good as the ceilings they read. This pins down
+ * the cache: values read back as written, a cache measured with another
+ * thread count or damaged is treated as missing (never trusted, never a
+ * crash), nothing is measured unless asked, and a finished window carries
+ * the cached ceilings into its analyses. Measuring itself is timing, left to
+ * `fmlp info --ceilings`. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profiler/prof.h"
+#include "test_util.h"
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+int main(void)
+{
+    fmlp_ctx_options co = fmlp_ctx_options_default();
+    co.threads = 3;
+    fmlp_ctx *ctx;
+    if (!tu_check(fmlp_ctx_create(&co, &ctx) == FMLP_OK, "context")) return tu_finish();
+    char path[512], text[512];
+    snprintf(path, sizeof path, "%s/ceilings_test/sub/ceilings.json", tu_tmpdir());
+    setenv("FMLP_CEILINGS_FILE", path, 1);
+    remove(path);
+
+    fmlp_ceilings c;
+    tu_check(fmlp_ceilings_get(ctx, false, &c) == FMLP_OK && !c.measured, "no cache, not asked to measure: not measured");
+
+    snprintf(path, sizeof path, "%s/ceilings_test.json", tu_tmpdir());
+    setenv("FMLP_CEILINGS_FILE", path, 1);
+    snprintf(text, sizeof text,
+             "{\"version\":1,\"threads\":3,\"cpu\":{\"gemm_gflops_f32\":100.5,\"gemm_gflops_bf16\":400,"
+             "\"mem_gbps\":20},\"gpu\":{\"gemm_tflops_bf16\":0,\"mem_gbps\":0,\"launch_us\":0}}");
+    write_file(path, text);
+    tu_check(fmlp_ceilings_get(ctx, false, &c) == FMLP_OK && c.measured && c.gemm_gflops_f32 == 100.5 &&
+                 c.gemm_gflops_bf16 == 400 && c.mem_gbps == 20,
+             "cache read back as written");
+
+    /* A finished window carries them into its analyses. */
+    fmlp_profiler *p;
+    fmlp_profiler_options o = fmlp_profiler_options_default();
+    o.active = 1;
+    fmlp_profiler_create(ctx, &o, &p);
+    fmlp_profiler_start(p);
+    fmlp_range_push(ctx, "r");
+    fmlp_range_pop(ctx);
+    fmlp_profiler_step(p);
+    fmlp_profiler_stop(p);
+    tu_check(p->have_done && p->done.ceil.have && p->done.ceil.gemm_gflops_bf16 == 400,
+             "the saved window holds the cached ceilings");
+    char *t = NULL;
+    fmlp_table_options to = fmlp_table_options_default();
+    to.analyses = true;
+    tu_check(fmlp_profiler_table_string(p, &to, &t) == FMLP_OK && strstr(t, "Ceilings (measured): GEMM 100 GFLOP/s f32"),
+             "the analyses print them");
+    free(t);
+    fmlp_profiler_destroy(p);
+
+    snprintf(text, sizeof text,
+             "{\"version\":1,\"threads\":8,\"cpu\":{\"gemm_gflops_f32\":1,\"gemm_gflops_bf16\":1,\"mem_gbps\":1}}");
+    write_file(path, text);
+    tu_check(fmlp_ceilings_get(ctx, false, &c) == FMLP_OK && !c.measured,
+             "a cache measured with 8 threads is not used by a 3-thread context");
+    static const char *const damaged[] = {"", "{", "[1,2]", "{\"version\":2,\"threads\":3,\"cpu\":{}}",
+                                          "{\"version\":1,\"threads\":3,\"cpu\":{\"gemm_gflops_f32\":\"x\"}}",
+                                          "{\"version\":1,\"threads\":3,\"cpu\":{\"gemm_gflops_f32\":-1,\"mem_gbps\":5}}"};
+    for (size_t i = 0; i < sizeof damaged / sizeof *damaged; i++) {
+        write_file(path, damaged[i]);
+        tu_check(fmlp_ceilings_get(ctx, false, &c) == FMLP_OK && !c.measured, "damaged cache %zu is treated as missing", i);
+    }
+    tu_expect_fail(fmlp_ceilings_get(NULL, false, &c), FMLP_ERR_INVALID_ARGUMENT, "NULL ctx");
+    tu_expect_fail(fmlp_ceilings_measure(ctx, NULL), FMLP_ERR_INVALID_ARGUMENT, "NULL out");
+    fmlp_ctx_destroy(ctx);
+    return tu_finish();
+}
