@@ -35,7 +35,11 @@ typedef struct {
     int device;             /* -1 for a CPU lane */
     int64_t lane;           /* CPU: OS thread id; GPU: stream id */
     int64_t correlation;
-    int64_t external_id;    /* the enclosing op; 0 = the innermost op open on the calling thread */
+    int64_t external_id;    /* the enclosing op; 0 = the innermost op open on the calling thread
+                               (records handed over after the op closed get it from their launch call) */
+    /* A kernel's FLOPs and minimum bytes: the profiler sums them over a
+     * correlation's records, so carry them whole on one record (the CPU
+     * backend uses the first lane) or split them, never repeat them. */
     int64_t flops, bytes;
     int grid[3], block[3];
     int registers, shared_bytes;
