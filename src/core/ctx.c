@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/internal.h"
+#include "profiler/hook.h"
 
 fmlp_ctx_options fmlp_ctx_options_default(void)
 {
@@ -81,37 +82,57 @@ void *fmlp_host_alloc(size_t bytes)
     return p;
 }
 
-fmlp_status fmlp_ws_take(fmlp_ctx *ctx, size_t bytes, fmlp_ws_block **out)
+/* Workspace taken and given back shows in the profiler as allocations and
+ * frees with the running total, as PyTorch's caching allocator reports
+ * tensor blocks. */
+static void ws_account(fmlp_ctx *ctx, const fmlp_ws_block *b, int64_t delta)
+{
+    pthread_mutex_lock(&ctx->ws_lock);
+    ctx->ws_live += delta;
+    int64_t live = ctx->ws_live;
+    pthread_mutex_unlock(&ctx->ws_lock);
+    struct fmlp_profiler *prof = ctx->prof;
+    if (prof) fmlp_prof_memory_at(prof, ctx->device == FMLP_DEVICE_CPU ? -1 : ctx->device_index, b->data, delta, live);
+}
+
+static fmlp_ws_block *ws_reuse(fmlp_ctx *ctx, size_t bytes)
 {
     pthread_mutex_lock(&ctx->ws_lock);
     fmlp_ws_block **best = NULL;
     for (fmlp_ws_block **pp = &ctx->ws_free; *pp; pp = &(*pp)->next)
         if ((*pp)->bytes >= bytes && (!best || (*pp)->bytes < (*best)->bytes)) best = pp;
+    fmlp_ws_block *b = NULL;
     if (best) {
-        fmlp_ws_block *b = *best;
+        b = *best;
         *best = b->next;
-        pthread_mutex_unlock(&ctx->ws_lock);
         b->next = NULL;
-        *out = b;
-        return FMLP_OK;
     }
     pthread_mutex_unlock(&ctx->ws_lock);
-    fmlp_ws_block *b = calloc(1, sizeof *b);
-    if (!b) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory for workspace bookkeeping");
-    fmlp_status s = FMLP_OK;
-    if (ctx->be->alloc) {
-        s = ctx->be->alloc(ctx, bytes, &b->data);
-    } else {
-        b->data = fmlp_host_alloc(bytes);
-        if (!b->data)
-            s = fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory: the forward needs %zu bytes of workspace; use fewer rows per call",
-                          bytes);
+    return b;
+}
+
+fmlp_status fmlp_ws_take(fmlp_ctx *ctx, size_t bytes, fmlp_ws_block **out)
+{
+    fmlp_ws_block *b = ws_reuse(ctx, bytes);
+    if (!b) {
+        b = calloc(1, sizeof *b);
+        if (!b) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory for workspace bookkeeping");
+        fmlp_status s = FMLP_OK;
+        if (ctx->be->alloc) {
+            s = ctx->be->alloc(ctx, bytes, &b->data);
+        } else {
+            b->data = fmlp_host_alloc(bytes);
+            if (!b->data)
+                s = fmlp_fail(FMLP_ERR_OUT_OF_MEMORY,
+                              "out of memory: the forward needs %zu bytes of workspace; use fewer rows per call", bytes);
+        }
+        if (s != FMLP_OK) {
+            free(b);
+            return s;
+        }
+        b->bytes = bytes;
     }
-    if (s != FMLP_OK) {
-        free(b);
-        return s;
-    }
-    b->bytes = bytes;
+    ws_account(ctx, b, (int64_t)b->bytes);
     *out = b;
     return FMLP_OK;
 }
@@ -119,6 +140,7 @@ fmlp_status fmlp_ws_take(fmlp_ctx *ctx, size_t bytes, fmlp_ws_block **out)
 void fmlp_ws_give(fmlp_ctx *ctx, fmlp_ws_block *b)
 {
     if (!b) return;
+    ws_account(ctx, b, -(int64_t)b->bytes);
     pthread_mutex_lock(&ctx->ws_lock);
     b->next = ctx->ws_free;
     ctx->ws_free = b;

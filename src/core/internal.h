@@ -28,6 +28,7 @@ struct fmlp_ctx {
     struct fmlp_profiler *volatile prof;
     pthread_mutex_t ws_lock;
     fmlp_ws_block *ws_free;
+    int64_t ws_live; /* bytes of workspace held by running forwards */
 };
 
 /* One Linear layer: PyTorch's (out_features n, in_features k) weight and

@@ -119,26 +119,26 @@ static void cpu_name_kernel(fmlp_ctx *ctx, fmlp_dtype dtype, fmlp_kernel *k)
     }
 }
 
-static void report_lanes(fmlp_ctx *ctx, const fmlp_kernel *k, const cpu_lane_time *t, int lanes, int64_t corr)
+static void report_lanes(fmlp_ctx *ctx, const fmlp_kernel *k, const cpu_lane_time *t, int lanes, int64_t corr,
+                         fmlp_prof_record *r)
 {
     for (int i = 0; i < lanes; i++) {
-        fmlp_prof_record r;
-        memset(&r, 0, sizeof r);
-        r.kind = FMLP_REC_KERNEL;
-        r.name = k->name;
-        r.t0_ns = t[i].t0_ns;
-        r.t1_ns = t[i].t1_ns;
-        r.device = -1;
-        r.lane = t[i].os_tid;
-        r.correlation = corr;
+        memset(&r[i], 0, sizeof r[i]);
+        r[i].kind = FMLP_REC_KERNEL;
+        r[i].name = k->name;
+        r[i].t0_ns = t[i].t0_ns;
+        r[i].t1_ns = t[i].t1_ns;
+        r[i].device = -1;
+        r[i].lane = t[i].os_tid;
+        r[i].correlation = corr;
         /* The whole kernel's work is carried by its first lane. */
-        r.flops = i == 0 ? k->flops : 0;
-        r.bytes = i == 0 ? k->bytes : 0;
-        r.grid[0] = lanes;
-        r.grid[1] = r.grid[2] = 1;
-        r.block[0] = r.block[1] = r.block[2] = 1;
-        fmlp_prof_record_add(ctx->prof, &r);
+        r[i].flops = i == 0 ? k->flops : 0;
+        r[i].bytes = i == 0 ? k->bytes : 0;
+        r[i].grid[0] = lanes;
+        r[i].grid[1] = r[i].grid[2] = 1;
+        r[i].block[0] = r[i].block[1] = r[i].block[2] = 1;
     }
+    fmlp_prof_record_add_n(ctx->prof, r, lanes);
 }
 
 #define STACK_LANES 64
@@ -149,10 +149,19 @@ static fmlp_status cpu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k
     cpu_state *st = state(ctx);
     bool profiled = ctx->prof != NULL;
     cpu_lane_time stack_times[STACK_LANES], *times = NULL;
+    fmlp_prof_record stack_recs[STACK_LANES], *recs = NULL;
     int lanes = cpu_pool_threads(st->pool);
     if (profiled) {
-        times = lanes <= STACK_LANES ? stack_times : calloc((size_t)lanes, sizeof *times);
-        if (!times) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory recording kernel lanes");
+        bool small = lanes <= STACK_LANES;
+        times = small ? stack_times : calloc((size_t)lanes, sizeof *times);
+        recs = small ? stack_recs : calloc((size_t)lanes, sizeof *recs);
+        if (!times || !recs) {
+            if (!small) {
+                free(times);
+                free(recs);
+            }
+            return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory recording kernel lanes");
+        }
     }
     cpu_path path = cpu_path_for_dtype(st->path, dtype);
     switch (k->kind) {
@@ -172,8 +181,11 @@ static fmlp_status cpu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k
     }
     }
     if (profiled) {
-        report_lanes(ctx, k, times, lanes, correlation);
-        if (times != stack_times) free(times);
+        report_lanes(ctx, k, times, lanes, correlation, recs);
+        if (times != stack_times) {
+            free(times);
+            free(recs);
+        }
     }
     return FMLP_OK;
 }
