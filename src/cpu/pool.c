@@ -10,7 +10,9 @@
 
 #include "core/clock.h"
 
-#define SPIN_ITERS 20000
+/* About 40 us of PAUSEs: long enough to catch the next kernel of a forward,
+ * short enough not to steal a shared core for long. */
+#define SPIN_ITERS 2000
 
 struct cpu_pool {
     int n;

@@ -1,7 +1,8 @@
 /* Why: one persistent set of worker threads per context, so a parallel
  * region costs a wake-up, not a thread creation. One region runs at a time
- * per pool; concurrent callers queue on it, which keeps results independent
- * of who calls (the partition depends only on the shape). */
+ * per pool; concurrent callers queue on it. Kernels decide how work is cut
+ * (by shape only) and may let threads claim pieces dynamically, so results
+ * never depend on which thread ran what. */
 #ifndef FMLP_CPU_POOL_H
 #define FMLP_CPU_POOL_H
 
