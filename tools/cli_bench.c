@@ -117,7 +117,7 @@ int cli_bench_main(int argc, char **argv)
                 } else if (strcmp(f, "--budget") == 0) {
                     r = cli_parse_double(cmd, f, v, 0.0, 3600.0, &budget) ? 1 : -1;
                 } else {
-                    r = cli_parse_int(cmd, f, v, 1, 100000, &iters) ? 1 : -1;
+                    r = cli_parse_int(cmd, f, v, 1, CLI_MAX_ITERS, &iters) ? 1 : -1;
                 }
             } else {
                 cli_error(cmd, "unknown argument \"%s\"", f);

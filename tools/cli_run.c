@@ -166,7 +166,7 @@ int cli_run_main(int argc, char **argv, bool linear)
                     output = v;
                     r = 1;
                 } else if (strcmp(f, "--iters") == 0) {
-                    r = cli_parse_int(cmd, f, v, 1, 100000, &iters) ? 1 : -1;
+                    r = cli_parse_int(cmd, f, v, 1, CLI_MAX_ITERS, &iters) ? 1 : -1;
                 } else {
                     r = cli_parse_double(cmd, f, v, 0.0, 3600.0, &budget) ? 1 : -1;
                 }

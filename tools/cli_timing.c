@@ -6,7 +6,6 @@
 
 #include "cli_model.h"
 
-#define MAX_SAMPLES 1000
 
 fmlp_status cli_forward(void *arg)
 {
@@ -26,8 +25,9 @@ fmlp_status cli_time(cli_forward_fn fn, void *arg, int warmup, int iters, double
         fmlp_status s = fn(arg);
         if (s != FMLP_OK) return s;
     }
-    static _Thread_local double samples[MAX_SAMPLES];
-    int n = 0, min_iters = iters > 0 ? iters : 3, max_iters = iters > 0 ? iters : MAX_SAMPLES;
+    static _Thread_local double samples[CLI_MAX_ITERS];
+    if (iters > CLI_MAX_ITERS) iters = CLI_MAX_ITERS;
+    int n = 0, min_iters = iters > 0 ? iters : 3, max_iters = iters > 0 ? iters : CLI_MAX_ITERS;
     double start = cli_now();
     while (n < max_iters && (n < min_iters || cli_now() - start < budget_s)) {
         double t0 = cli_now();

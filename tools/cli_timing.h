@@ -6,6 +6,9 @@
 
 #include "fmlp.h"
 
+/* The most timed forwards one measurement keeps (--iters is capped here). */
+#define CLI_MAX_ITERS 1000
+
 typedef fmlp_status (*cli_forward_fn)(void *arg);
 
 /* One forward of an MLP in a mode: the argument cli_forward takes. */

@@ -43,6 +43,7 @@ check "  the error names the mode" grep -q turbo "$TMP/err"
 check "bad --dtype: exit 2" status_is 2 "$FMLP" mlp --dtype f64
 check "missing value: exit 2" status_is 2 "$FMLP" mlp --batch
 check "bench with an empty list: exit 2" status_is 2 "$FMLP" bench --rows ,
+check "--iters past the sample limit: exit 2" status_is 2 "$FMLP" bench --iters 5000
 
 check "info lists the code paths" bash -c "'$FMLP' info | grep -q 'CPU code paths'"
 check "--explain prints 5, 4 and 2 kernels for GeGLU" bash -c \
