@@ -8,16 +8,7 @@
 
 #include "test_util.h"
 
-typedef struct {
-    const char *name;
-    fmlp_block block;
-    fmlp_act act;
-    int layers;
-    int64_t dim, hidden, out_dim;
-    bool bias;
-} shape_case;
-
-static const shape_case cases[] = {
+static const tu_shape_case cases[] = {
     {"geglu", FMLP_BLOCK_GATED, FMLP_ACT_GELU_TANH, 0, 40, 72, 0, false},
     {"swiglu+bias", FMLP_BLOCK_GATED, FMLP_ACT_SILU, 0, 33, 50, 0, true},
     {"gated-gelu-erf", FMLP_BLOCK_GATED, FMLP_ACT_GELU, 0, 17, 31, 27, false},
@@ -32,7 +23,7 @@ static const shape_case cases[] = {
 static const int64_t row_counts[] = {1, 3, 17, 200};
 
 /* One forward on a strided view against the reference. */
-static void check_one(fmlp_ctx *ctx, const char *path, const shape_case *c, fmlp_dtype dt, fmlp_mode mode,
+static void check_one(fmlp_ctx *ctx, const char *path, const tu_shape_case *c, fmlp_dtype dt, fmlp_mode mode,
                       int64_t rows)
 {
     fmlp_mlp_desc d = {c->block, c->dim, c->hidden, c->out_dim, c->layers, c->act, c->bias, dt};

@@ -41,6 +41,16 @@ int tu_finish(void);
 /* Checks that a call failed with `want` and left a non-empty message. */
 bool tu_expect_fail(fmlp_status got, fmlp_status want, const char *what);
 
+/* One MLP shape a test sweeps over. */
+typedef struct {
+    const char *name;
+    fmlp_block block;
+    fmlp_act act;
+    int layers;
+    int64_t dim, hidden, out_dim;
+    bool bias;
+} tu_shape_case;
+
 /* A scratch directory for files (created on demand). */
 const char *tu_tmpdir(void);
 

@@ -7,25 +7,7 @@ FMLP=${1:?usage: smoke.sh PATH_TO_FMLP}
 TMP=${FMLP_TEST_TMP:-/tmp}/cli-smoke
 DATA=${FMLP_TEST_DATA:?FMLP_TEST_DATA must point at tests/data}
 mkdir -p "$TMP"
-pass=0
-fail=0
-check() { # check DESCRIPTION COMMAND...
-    local what=$1
-    shift
-    if "$@"; then
-        echo "ok   $what"
-        pass=$((pass + 1))
-    else
-        echo "FAIL $what"
-        fail=$((fail + 1))
-    fi
-}
-status_is() { # status_is WANT COMMAND...
-    local want=$1
-    shift
-    "$@" >"$TMP/out" 2>"$TMP/err"
-    [ $? -eq "$want" ]
-}
+. "$(dirname "$0")/lib/check.sh"
 
 for cmd in mlp linear bench info trace; do
     check "fmlp $cmd --help exits 0 with a usage line" \

@@ -11,25 +11,7 @@ TMP=${FMLP_TEST_TMP:-/tmp}/cli-trace
 DATA=${FMLP_TEST_DATA:?FMLP_TEST_DATA must point at tests/data}
 rm -rf "$TMP"
 mkdir -p "$TMP"
-pass=0
-fail=0
-check() { # check DESCRIPTION COMMAND...
-    local what=$1
-    shift
-    if "$@"; then
-        echo "ok   $what"
-        pass=$((pass + 1))
-    else
-        echo "FAIL $what"
-        fail=$((fail + 1))
-    fi
-}
-status_is() { # status_is WANT COMMAND...
-    local want=$1
-    shift
-    "$@" >"$TMP/out" 2>"$TMP/err"
-    [ $? -eq "$want" ]
-}
+. "$(dirname "$0")/lib/check.sh"
 
 # The tutorial's GeGLU (dim 768, hidden 3072, bf16) on 2 x 64 tokens.
 check "fmlp mlp --mode all --trace-dir runs" \

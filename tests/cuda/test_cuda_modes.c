@@ -7,16 +7,7 @@
 
 #include "cuda_test.h"
 
-typedef struct {
-    const char *name;
-    fmlp_block block;
-    fmlp_act act;
-    int layers;
-    int64_t dim, hidden, out_dim;
-    bool bias;
-} shape_case;
-
-static const shape_case cases[] = {
+static const tu_shape_case cases[] = {
     {"geglu", FMLP_BLOCK_GATED, FMLP_ACT_GELU_TANH, 0, 256, 768, 0, true},
     {"swiglu", FMLP_BLOCK_GATED, FMLP_ACT_SILU, 0, 72, 200, 0, false},
     {"gated-gelu-odd", FMLP_BLOCK_GATED, FMLP_ACT_GELU, 0, 33, 50, 27, true},
@@ -26,7 +17,7 @@ static const shape_case cases[] = {
 static const int64_t row_counts[] = {1, 7, 64, 129, 1000};
 static const fmlp_mode modes[] = {FMLP_MODE_EAGER, FMLP_MODE_COMPILED, FMLP_MODE_FUSED, FMLP_MODE_AUTO};
 
-static void check(fmlp_ctx *ctx, const shape_case *c, fmlp_dtype dt, int64_t rows, bool host)
+static void check(fmlp_ctx *ctx, const tu_shape_case *c, fmlp_dtype dt, int64_t rows, bool host)
 {
     fmlp_mlp_desc d = {c->block, c->dim, c->hidden, c->out_dim, c->layers, c->act, c->bias, dt};
     fmlp_mlp *m;
@@ -87,7 +78,7 @@ int main(void)
                 check(ctx, &cases[ci], dts[di], row_counts[ri], false);
     check(ctx, &cases[0], FMLP_BF16, 33, true);
     check(ctx, &cases[3], FMLP_F32, 5, true);
-    const shape_case big = {"geglu-small-wide", FMLP_BLOCK_GATED, FMLP_ACT_GELU_TANH, 0, 64, 192, 0, true};
+    const tu_shape_case big = {"geglu-small-wide", FMLP_BLOCK_GATED, FMLP_ACT_GELU_TANH, 0, 64, 192, 0, true};
     check(ctx, &big, FMLP_BF16, 32768, false);
     check(ctx, &big, FMLP_F32, 8192, false);
     fmlp_ctx_destroy(ctx);
