@@ -49,24 +49,6 @@ static void export_on_ready(fmlp_profiler *p, void *user)
     tu_check(s == FMLP_OK, "export from on_trace_ready (%s)", s == FMLP_OK ? e->path : fmlp_last_error());
 }
 
-/* Distinct correlation ids of kernel events whose start lies in [a, b). */
-static int kernels_in(const json_value *evs, double a, double b)
-{
-    int64_t seen[256];
-    int n = 0;
-    for (size_t i = 0; i < json_len(evs); i++) {
-        const json_value *e = json_at(evs, i);
-        const char *cat = json_get_str(e, "cat");
-        double ts = json_get_num(e, "ts", -1);
-        if (!cat || strcmp(cat, "kernel") != 0 || ts < a || ts >= b) continue;
-        int64_t c = json_get_int(json_get(e, "args"), "correlation", 0);
-        bool dup = false;
-        for (int k = 0; k < n && !dup; k++) dup = seen[k] == c;
-        if (!dup && n < 256) seen[n++] = c;
-    }
-    return n;
-}
-
 /* For each kernel event on the thread that ran the op: its External id's op
  * is an fmlp:: op that encloses it, inside an fmlp::mlp. */
 static int bad_nesting(const json_value *evs)
@@ -156,7 +138,7 @@ static void profile_mode(fmlp_ctx *ctx, fwd *f, int want)
         if (!name || !ph || strcmp(ph, "X") != 0 || strncmp(name, "ProfilerStep#", 13) != 0) continue;
         steps++;
         double a = json_get_num(e, "ts", 0), b = a + json_get_num(e, "dur", 0);
-        int got = kernels_in(evs, a, b);
+        int got = tc_kernels_in(evs, a, b);
         tu_check(got == want, "%s %s: %d kernels (distinct correlation ids), want %d", mode, name, got, want);
     }
     tu_check(steps == 2, "%s: 2 ProfilerStep spans (steps 2 and 3), got %d", mode, steps);
@@ -196,7 +178,7 @@ static void test_concurrent(fmlp_ctx *ctx, fwd *a, fwd *b)
     if (d) {
         const json_value *root = json_doc_root(d);
         tc_check_trace(root, "concurrent");
-        int k = kernels_in(json_get(root, "traceEvents"), 0, 1e30);
+        int k = tc_kernels_in(json_get(root, "traceEvents"), 0, 1e30);
         tu_check(k == 6 * 5, "concurrent: 2 threads x 3 eager forwards x 5 kernels = 30 launches (got %d)", k);
     }
     json_free(d);

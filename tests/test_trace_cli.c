@@ -35,18 +35,7 @@ static void check_counts(const json_value *evs, const char *mode, int want)
         if (!name || !ph || strcmp(ph, "X") != 0 || strncmp(name, "ProfilerStep#", 13) != 0) continue;
         steps++;
         double a = json_get_num(s, "ts", 0), b = a + json_get_num(s, "dur", 0);
-        int64_t seen[64];
-        int n = 0;
-        for (size_t j = 0; j < json_len(evs); j++) {
-            const json_value *k = json_at(evs, j);
-            const char *cat = json_get_str(k, "cat");
-            double ts = json_get_num(k, "ts", -1);
-            if (!cat || strcmp(cat, "kernel") != 0 || ts < a || ts >= b) continue;
-            int64_t c = json_get_int(json_get(k, "args"), "correlation", 0);
-            bool dup = false;
-            for (int q = 0; q < n && !dup; q++) dup = seen[q] == c;
-            if (!dup && n < 64) seen[n++] = c;
-        }
+        int n = tc_kernels_in(evs, a, b);
         tu_check(n == want, "%s %s: %d kernels (distinct correlation ids), want %d", mode, name, n, want);
     }
     tu_check(steps == 3, "%s: 3 active steps recorded (got %d)", mode, steps);

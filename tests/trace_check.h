@@ -17,6 +17,24 @@ typedef struct {
     const char *name;
 } tc_span;
 
+/* Distinct correlation ids of kernel events whose start lies in [a, b). */
+static inline int tc_kernels_in(const json_value *evs, double a, double b)
+{
+    int64_t seen[256];
+    int n = 0;
+    for (size_t i = 0; i < json_len(evs); i++) {
+        const json_value *e = json_at(evs, i);
+        const char *cat = json_get_str(e, "cat");
+        double ts = json_get_num(e, "ts", -1);
+        if (!cat || strcmp(cat, "kernel") != 0 || ts < a || ts >= b) continue;
+        int64_t c = json_get_int(json_get(e, "args"), "correlation", 0);
+        bool dup = false;
+        for (int k = 0; k < n && !dup; k++) dup = seen[k] == c;
+        if (!dup && n < 256) seen[n++] = c;
+    }
+    return n;
+}
+
 static int tc_by_lane_ts(const void *a, const void *b)
 {
     const tc_span *x = a, *y = b;
