@@ -3,7 +3,7 @@
  * pointwise kernel (random data, poisoned outputs, f64 reference on sampled
  * rows) and report its speed on the tutorial's GeGLU shapes.
  * Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Isrc
- *        bench/cuda/kernel_check.cu src/cuda/gemm.cu src/cuda/gemm_wgmma.cu src/cuda/pointwise.cu */
+ *        bench/cuda/kernel_check.cu src/cuda/gemm.cu src/cuda/gemm_tma.cu src/cuda/pointwise.cu */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <math.h>
@@ -65,12 +65,28 @@ static double act_d(int act, double x)
 static const char *dtn(int dt) { return dt == FMLP_F32 ? "f32" : dt == FMLP_BF16 ? "bf16" : "f16"; }
 static double tol(int dt) { return dt == FMLP_F32 ? 1e-5 : dt == FMLP_BF16 ? 1e-2 : 2e-3; }
 
-static int fails = 0, checks = 0;
+static int fails = 0, checks = 0, g_sms = 0;
+
+/* A kernel to check or time: a variant, and for the wgmma variant one of
+ * its tile configurations (-1: the one picked for the shape). */
+struct kv {
+    fmlp_cu_gemm_variant v;
+    int cfg;
+};
+static cudaError_t launch(cudaStream_t s, const fmlp_cu_gemm_args *a, kv k)
+{
+    if (k.v == FMLP_CU_GEMM_WGMMA && a->dtype != FMLP_F32) return fmlp_cu_gemm_wgmma_config(s, a, k.cfg);
+    return fmlp_cu_gemm(s, a, k.v);
+}
+static const char *kname(const fmlp_cu_gemm_args *a, kv k)
+{
+    if (k.v == FMLP_CU_GEMM_WGMMA && a->dtype != FMLP_F32) return fmlp_cu_gemm_wgmma_config_name(a, k.cfg);
+    return fmlp_cu_gemm_name(a, k.v);
+}
 
 /* One GEMM check: x (m, k) with row stride ldx (elements), weights (n, k)
  * per branch, packed as the backend packs them. */
-static void check_gemm(int dt, bool glu, int act, int64_t m, int64_t n, int64_t k, int64_t ldx, bool bias,
-                       fmlp_cu_gemm_variant v)
+static void check_gemm(int dt, bool glu, int act, int64_t m, int64_t n, int64_t k, int64_t ldx, bool bias, kv v)
 {
     const size_t es = esize(dt);
     const int64_t nw = glu ? 2 * ((n + 7) / 8 * 8) : n;
@@ -105,8 +121,9 @@ static void check_gemm(int dt, bool glu, int act, int64_t m, int64_t n, int64_t 
     CK(cudaMemcpy(dw, hw.data(), hw.size(), cudaMemcpyHostToDevice));
     CK(cudaMemcpy(db, hb.data(), hb.size(), cudaMemcpyHostToDevice));
     CK(cudaMemset(dout, 0xff, m * ldo * es));
-    fmlp_cu_gemm_args a = {dt, act, glu, m, n, k, nw, dx, ldx, dw, bias ? db : NULL, dout, ldo};
-    CK(fmlp_cu_gemm(0, &a, v));
+    fmlp_cu_gemm_args a = {dt, act, glu, m, n, k, nw, dx, ldx, dw, bias ? db : NULL, dout, ldo, g_sms};
+    CK(launch(0, &a, v));
+    CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     std::vector<char> ho(m * ldo * es);
     CK(cudaMemcpy(ho.data(), dout, ho.size(), cudaMemcpyDeviceToHost));
@@ -132,7 +149,7 @@ static void check_gemm(int dt, bool glu, int act, int64_t m, int64_t n, int64_t 
     checks++;
     if (!ok) fails++;
     printf("%s gemm %-4s %-28s %s act=%d m=%-5lld n=%-5lld k=%-5lld ldx=%-5lld bias=%d err=%.2e\n", ok ? "ok  " : "FAIL", dtn(dt),
-           fmlp_cu_gemm_name(&a, v), glu ? "glu " : "plain", act, (long long)m, (long long)n, (long long)k,
+           kname(&a, v), glu ? "glu " : "plain", act, (long long)m, (long long)n, (long long)k,
            (long long)ldx, bias, err);
     cudaFree(dx);
     cudaFree(dw);
@@ -184,14 +201,14 @@ static void check_pw(int dt, int op, int act, int64_t rows, int64_t cols, int64_
     cudaFree(dout);
 }
 
-static float time_it(cudaStream_t s, const fmlp_cu_gemm_args *a, fmlp_cu_gemm_variant v, int iters)
+static float time_it(cudaStream_t s, const fmlp_cu_gemm_args *a, kv v, int iters)
 {
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
-    for (int i = 0; i < 5; i++) CK(fmlp_cu_gemm(s, a, v));
+    for (int i = 0; i < 5; i++) CK(launch(s, a, v));
     CK(cudaEventRecord(e0, s));
-    for (int i = 0; i < iters; i++) CK(fmlp_cu_gemm(s, a, v));
+    for (int i = 0; i < iters; i++) CK(launch(s, a, v));
     CK(cudaEventRecord(e1, s));
     CK(cudaEventSynchronize(e1));
     float ms;
@@ -205,35 +222,42 @@ int main(void)
     int sms = 0, ccm = 0;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     CK(cudaDeviceGetAttribute(&ccm, cudaDevAttrComputeCapabilityMajor, 0));
+    g_sms = sms;
     const int dts[3] = {FMLP_BF16, FMLP_F16, FMLP_F32};
     const int64_t ms[] = {1, 5, 16, 33, 64, 65, 130, 1000};
+    /* every kernel the device offers: the generic variants, then each wgmma configuration */
+    std::vector<kv> all = {{FMLP_CU_GEMM_SIMT, 0}, {FMLP_CU_GEMM_GEMV, 0}, {FMLP_CU_GEMM_TILE64, 0},
+                           {FMLP_CU_GEMM_TILE128, 0}};
+    if (ccm == 9)
+        for (int c = 0; c < fmlp_cu_gemm_wgmma_configs(); c++) all.push_back({FMLP_CU_GEMM_WGMMA, c});
     for (int d = 0; d < 3; d++) {
         const int dt = dts[d];
         for (int64_t m : ms) {
-            const fmlp_cu_gemm_variant vs[5] = {FMLP_CU_GEMM_SIMT, FMLP_CU_GEMM_GEMV, FMLP_CU_GEMM_TILE64,
-                                                FMLP_CU_GEMM_TILE128, FMLP_CU_GEMM_WGMMA};
             if (quick && m > 130) continue;
-            for (int vi = 0; vi < 5; vi++) {
-                if (vi == 4 && ccm != 9) continue;
-                if (dt == FMLP_F32 && vi > 0) continue;
-                if (vi == 1 && m > 64) continue;
+            for (const kv &v : all) {
+                if (dt == FMLP_F32 && v.v != FMLP_CU_GEMM_SIMT) continue;
+                if (v.v == FMLP_CU_GEMM_GEMV && m > 64) continue;
                 if (dt == FMLP_F32 && m > 200) continue;
-                check_gemm(dt, true, FMLP_ACT_GELU_TANH, m, 136, 264, 264, true, vs[vi]);
-                check_gemm(dt, false, FMLP_ACT_NONE, m, 100, 72, 80, true, vs[vi]);
-                check_gemm(dt, false, FMLP_ACT_SILU, m, 36, 40, 40, false, vs[vi]);
-                check_gemm(dt, true, FMLP_ACT_SILU, m, 13, 24, 24, false, vs[vi]);
+                check_gemm(dt, true, FMLP_ACT_GELU_TANH, m, 136, 264, 264, true, v);
+                check_gemm(dt, false, FMLP_ACT_NONE, m, 100, 72, 80, true, v);
+                check_gemm(dt, false, FMLP_ACT_SILU, m, 36, 40, 40, false, v);
+                check_gemm(dt, true, FMLP_ACT_SILU, m, 13, 24, 24, false, v);
             }
         }
-        check_gemm(dt, true, FMLP_ACT_GELU_TANH, 7, 50, 33, 35, true, FMLP_CU_GEMM_SIMT);
+        check_gemm(dt, true, FMLP_ACT_GELU_TANH, 7, 50, 33, 35, true, {FMLP_CU_GEMM_SIMT, 0});
         if (dt != FMLP_F32 && !quick) {
-            check_gemm(dt, true, FMLP_ACT_GELU_TANH, 1000, 3072, 768, 768, true, FMLP_CU_GEMM_TILE128);
-            check_gemm(dt, true, FMLP_ACT_GELU_TANH, 64, 3072, 768, 768, true, FMLP_CU_GEMM_GEMV);
-            check_gemm(dt, false, FMLP_ACT_NONE, 300, 768, 3072, 3072, true, FMLP_CU_GEMM_TILE64);
-            check_gemm(dt, true, FMLP_ACT_GELU_TANH, 1000, 3072, 768, 768, true, FMLP_CU_GEMM_WGMMA);
-            check_gemm(dt, false, FMLP_ACT_NONE, 300, 768, 3072, 3072, true, FMLP_CU_GEMM_WGMMA);
-            check_gemm(dt, true, FMLP_ACT_SILU, 777, 1000, 200, 208, false, FMLP_CU_GEMM_WGMMA);
-            check_gemm(dt, true, FMLP_ACT_GELU_TANH, 200, 3072, 768, 768, true, FMLP_CU_GEMM_WGMMA);
-            check_gemm(dt, false, FMLP_ACT_RELU, 129, 300, 136, 136, true, FMLP_CU_GEMM_WGMMA);
+            check_gemm(dt, true, FMLP_ACT_GELU_TANH, 1000, 3072, 768, 768, true, {FMLP_CU_GEMM_TILE128, 0});
+            check_gemm(dt, true, FMLP_ACT_GELU_TANH, 64, 3072, 768, 768, true, {FMLP_CU_GEMM_GEMV, 0});
+            check_gemm(dt, false, FMLP_ACT_NONE, 300, 768, 3072, 3072, true, {FMLP_CU_GEMM_TILE64, 0});
+            for (const kv &v : all) {
+                if (v.v != FMLP_CU_GEMM_WGMMA) continue;
+                check_gemm(dt, true, FMLP_ACT_GELU_TANH, 1000, 3072, 768, 768, true, v);
+                check_gemm(dt, false, FMLP_ACT_NONE, 300, 768, 3072, 3072, true, v);
+                check_gemm(dt, true, FMLP_ACT_SILU, 777, 1000, 200, 208, false, v);
+                check_gemm(dt, true, FMLP_ACT_GELU_TANH, 200, 3072, 768, 768, true, v);
+                check_gemm(dt, false, FMLP_ACT_RELU, 129, 300, 136, 136, true, v);
+                check_gemm(dt, false, FMLP_ACT_NONE, 2050, 770, 1000, 1000, true, v);
+            }
         }
         for (int op = 0; op < 3; op++)
             for (int act = 1; act <= 4; act++) {
@@ -272,19 +296,22 @@ int main(void)
     printf("\n%-6s %-34s %10s %9s | %-34s %10s %9s\n", "rows", "glu kernel", "us", "TFLOP/s", "down kernel", "us",
            "TFLOP/s");
     for (int64_t m : rows) {
-        fmlp_cu_gemm_args g = {FMLP_BF16, FMLP_ACT_GELU_TANH, true, m, hid, dim, 2 * hid, x, dim, w, b, h, hid};
-        fmlp_cu_gemm_args dn = {FMLP_BF16, FMLP_ACT_NONE, false, m, dim, hid, dim, h, hid, w2, b, y, dim};
-        const fmlp_cu_gemm_variant cand[4] = {FMLP_CU_GEMM_GEMV, FMLP_CU_GEMM_TILE64, FMLP_CU_GEMM_TILE128,
-                                              FMLP_CU_GEMM_WGMMA};
-        for (int c = 0; c < 4; c++) {
-            if (c == 0 && m > 64) continue;
+        fmlp_cu_gemm_args g = {FMLP_BF16, FMLP_ACT_GELU_TANH, true, m, hid, dim, 2 * hid, x, dim, w, b, h, hid, sms};
+        fmlp_cu_gemm_args dn = {FMLP_BF16, FMLP_ACT_NONE, false, m, dim, hid, dim, h, hid, w2, b, y, dim, sms};
+        std::vector<kv> cand = {{FMLP_CU_GEMM_GEMV, 0}, {FMLP_CU_GEMM_TILE128, 0}};
+        if (ccm == 9)
+            for (int c = 0; c < fmlp_cu_gemm_wgmma_configs(); c++) cand.push_back({FMLP_CU_GEMM_WGMMA, c});
+        const fmlp_cu_gemm_variant picked = fmlp_cu_gemm_pick(&g, sms, ccm);
+        for (const kv &c : cand) {
+            if (c.v == FMLP_CU_GEMM_GEMV && m > 64) continue;
             const int iters = m >= 8192 ? 20 : 200;
-            const float tg = time_it(s, &g, cand[c], iters);
-            const float td = time_it(s, &dn, cand[c], iters);
+            const float tg = time_it(s, &g, c, iters);
+            const float td = time_it(s, &dn, c, iters);
             const double fl = 2.0 * m * dim * 2 * hid;
-            printf("%-6lld %-34s %10.2f %9.1f | %-34s %10.2f %9.1f%s\n", (long long)m, fmlp_cu_gemm_name(&g, cand[c]),
-                   tg, fl / tg * 1e-6, fmlp_cu_gemm_name(&dn, cand[c]), td, fl / 2 / td * 1e-6,
-                   cand[c] == fmlp_cu_gemm_pick(&g, sms, ccm) ? "  <- picked" : "");
+            const bool is_picked = c.v == picked && (c.v != FMLP_CU_GEMM_WGMMA ||
+                                                     !strcmp(kname(&g, c), fmlp_cu_gemm_name(&g, picked)));
+            printf("%-6lld %-34s %10.2f %9.1f | %-34s %10.2f %9.1f%s\n", (long long)m, kname(&g, c), tg,
+                   fl / tg * 1e-6, kname(&dn, c), td, fl / 2 / td * 1e-6, is_picked ? "  <- picked" : "");
         }
     }
     {

@@ -411,7 +411,7 @@ static void cu_name_kernel(fmlp_ctx *ctx, fmlp_dtype dtype, fmlp_kernel *k)
         }
         const bool glu = k->kind == FMLP_KERNEL_GEMM_GLU;
         fmlp_cu_gemm_args a = {dtype, k->act, glu, k->m, k->n, k->k, glu ? 2 * ((k->n + 7) / 8 * 8) : k->n,
-                               NULL, k->k, NULL, NULL, NULL, k->n};
+                               NULL, k->k, NULL, NULL, NULL, k->n, st->sm_count};
         name = fmlp_cu_gemm_name(&a, fmlp_cu_gemm_pick(&a, st->sm_count, st->cc_major));
         break;
     }
@@ -447,7 +447,7 @@ static fmlp_status cu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k,
         s = fmlp_cu_lt_gemm(st, stream, dtype, k->m, k->n, k->k, in0->data, in0->ld, p->w, p->b, out->data, out->ld);
     } else if (gemm) {
         fmlp_cu_gemm_args a = {dtype, k->act, p->glu, k->m, k->n, k->k, p->nw, in0->data, in0->ld, p->w, p->b,
-                               out->data, out->ld};
+                               out->data, out->ld, st->sm_count};
         e = fmlp_cu_gemm(stream, &a, fmlp_cu_gemm_pick(&a, st->sm_count, st->cc_major));
     } else {
         const void *b = in1 ? in1->data : NULL;

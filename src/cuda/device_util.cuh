@@ -38,6 +38,23 @@ __device__ __forceinline__ float fmlp_act_apply(int act, float x)
     }
 }
 
+/* The same activations from the fast exponential and reciprocal (relative
+ * error about 1e-6, far under bf16/f16 rounding), for the half-precision
+ * GEMM epilogues whose cost would otherwise rival the tile's matrix work.
+ * gelu_tanh(x) = 0.5 x (1 + tanh u) = x / (1 + exp(-2u)). NaN and Inf
+ * propagate as in the accurate forms. */
+__device__ __forceinline__ float fmlp_act_fast(int act, float x)
+{
+    switch (act) {
+    case FMLP_ACT_GELU_TANH: {
+        const float u = 0.79788456080286536f * (x + 0.044715f * x * x * x);
+        return __fdividef(x, 1.0f + __expf(-2.0f * u));
+    }
+    case FMLP_ACT_SILU: return __fdividef(x, 1.0f + __expf(-x));
+    default: return fmlp_act_apply(act, x);
+    }
+}
+
 /* Stores two adjacent outputs, as one 32-bit store when aligned. */
 template <typename T> __device__ __forceinline__ void fmlp_store2(T *p, float v0, float v1, bool both, bool paired)
 {

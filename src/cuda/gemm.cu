@@ -424,8 +424,10 @@ extern "C" fmlp_cu_gemm_variant fmlp_cu_gemm_pick(const fmlp_cu_gemm_args *a, in
 {
     if (a->dtype == FMLP_F32 || a->k % 8) return FMLP_CU_GEMM_SIMT;
     if (a->x && (((uintptr_t)a->x & 15) || a->ldx % 8)) return FMLP_CU_GEMM_SIMT;
-    if (a->m <= 64) return FMLP_CU_GEMM_GEMV;
-    if (cc_major == 9) return FMLP_CU_GEMM_WGMMA;
+    /* On Hopper the TMA-fed tiles overtake the gemv above 32 rows (measured). */
+    const bool hopper = cc_major == 9 && fmlp_cu_gemm_wgmma_ready();
+    if (a->m <= (hopper ? 32 : 64)) return FMLP_CU_GEMM_GEMV;
+    if (hopper) return FMLP_CU_GEMM_WGMMA;
     const int64_t big = ((a->m + 127) / 128) * ((a->nw + 127) / 128);
     return big >= 2 * (int64_t)sm_count ? FMLP_CU_GEMM_TILE128 : FMLP_CU_GEMM_TILE64;
 }

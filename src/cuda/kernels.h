@@ -34,7 +34,7 @@ typedef enum {
     FMLP_CU_GEMM_GEMV = 1,  /* rows <= 64, bf16/f16: streams the weights through mma.sync */
     FMLP_CU_GEMM_TILE64 = 2, /* 64x64 block tiles, mma.sync, cp.async pipeline */
     FMLP_CU_GEMM_TILE128 = 3, /* 128x128 block tiles */
-    FMLP_CU_GEMM_WGMMA = 4    /* 128x128 tiles on Hopper's wgmma (sm_90a image, cc 9.x only) */
+    FMLP_CU_GEMM_WGMMA = 4    /* Hopper: TMA-fed wgmma tiles (sm_90a image, cc 9.x only) */
 } fmlp_cu_gemm_variant;
 
 /* One GEMM: out = epi(x · Wᵀ + b).
@@ -52,6 +52,7 @@ typedef struct {
     const void *w, *b;
     void *out;
     int64_t ldo;
+    int sm_count; /* the device's multiprocessors (tile choice); 0: assume 132 */
 } fmlp_cu_gemm_args;
 
 /* Picks the variant for the shape, the device (SM count, compute capability
@@ -60,9 +61,16 @@ typedef struct {
 fmlp_cu_gemm_variant fmlp_cu_gemm_pick(const fmlp_cu_gemm_args *a, int sm_count, int cc_major);
 const char *fmlp_cu_gemm_name(const fmlp_cu_gemm_args *a, fmlp_cu_gemm_variant v);
 cudaError_t fmlp_cu_gemm(cudaStream_t s, const fmlp_cu_gemm_args *a, fmlp_cu_gemm_variant v);
-/* The wgmma variant (gemm_wgmma.cu); fmlp_cu_gemm dispatches to it. */
+/* The wgmma variant (gemm_tma.cu); fmlp_cu_gemm dispatches to it. It needs
+ * the driver's tensor-map encoder (ready), x and w rows 16-byte aligned.
+ * Its tile configurations are numbered 0..configs()-1 for benchmarks;
+ * config -1 is the one picked for the shape. */
+bool fmlp_cu_gemm_wgmma_ready(void);
 const char *fmlp_cu_gemm_wgmma_name(const fmlp_cu_gemm_args *a);
 cudaError_t fmlp_cu_gemm_wgmma(cudaStream_t s, const fmlp_cu_gemm_args *a);
+int fmlp_cu_gemm_wgmma_configs(void);
+const char *fmlp_cu_gemm_wgmma_config_name(const fmlp_cu_gemm_args *a, int config);
+cudaError_t fmlp_cu_gemm_wgmma_config(cudaStream_t s, const fmlp_cu_gemm_args *a, int config);
 
 #ifdef __cplusplus
 }

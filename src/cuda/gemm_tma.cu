@@ -1,0 +1,311 @@
+/* Why: Hopper's tensor cores reach their rate only when the operands arrive
+ * through the bulk tensor copy engine (TMA) and wgmma reads them straight
+ * from shared memory, with no thread spending issue slots on loads. Here a
+ * producer warp keeps a ring of S shared-memory stages filled with x and
+ * weight tiles (128-byte swizzle, each stage's arrival counted in bytes on
+ * its "full" mbarrier), and one or two consumer warpgroups run wgmma on each
+ * stage and hand it back through its "empty" mbarrier, one wgmma batch kept
+ * in flight. Two blocks share an SM, so one block's pipeline fill and
+ * epilogue hide behind the other's matrix work: with K = 768 a tile's
+ * mainloop is short and those fixed costs would otherwise dominate. Rows,
+ * columns and K past the tensor's end arrive as zeros, so any shape with
+ * 16-byte-aligned rows runs without a residue path.
+ * The accumulator layout per 8 columns matches mma.sync's, so the GLU
+ * epilogue pairs the interleaved gate and up rows in registers exactly as
+ * fmlp's other tiles do. Built only into the sm_90a image; fmlp_cu_gemm_pick
+ * offers it only on compute capability 9.x. */
+#include <cuda.h>
+
+#include "cuda/device_util.cuh"
+#include "cuda/kernels.h"
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define FMLP_HAVE_WGMMA 1
+#include "cuda/wgmma_ops.cuh"
+#endif
+
+namespace {
+
+/* WGS consumer warpgroups of 64 rows each (BM = 64 * WGS), BN weight rows
+ * per tile, S stages of 64-wide K slices. The producer is one more warp,
+ * after the consumers (a warpgroup must start at a warp index divisible by
+ * 4). Where shared memory and registers allow two blocks per SM, one
+ * block's prologue and epilogue overlap the other's matrix work. */
+template <int WGS, int BN, int S> struct tma_cfg {
+    static constexpr int BM = 64 * WGS;
+    static constexpr int THREADS = 128 * WGS + 32;
+    static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
+    static constexpr int SMEM = S * STAGE + 2 * S * 8 + 1024;
+    static constexpr int MIN_BLOCKS = 2 * SMEM <= 227 * 1024 && WGS * BN <= 256 ? 2 : 1;
+};
+
+#ifdef FMLP_HAVE_WGMMA
+
+__device__ __forceinline__ void mbar_init(uint32_t bar, int count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_expect(uint32_t bar, int bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity)
+{
+    uint32_t done;
+    do {
+        asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+    } while (!done);
+}
+/* A box of the 2-D tensor at (c0 along K, c1 along rows) into shared memory. */
+__device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(dst),
+                 "l"((uint64_t)map), "r"(bar), "r"(c0), "r"(c1)
+                 : "memory");
+}
+
+/* K-major operand, 128-byte rows, 128-byte swizzle, 8-row groups 1024 B apart. */
+__device__ __forceinline__ uint64_t wg_desc(uint32_t addr)
+{
+    return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32) | ((uint64_t)1 << 62);
+}
+
+template <typename T> __device__ __forceinline__ float bias_at(const T *__restrict__ b, int64_t i)
+{
+    return b ? fmlp_to_f32(__ldg(b + i)) : 0.0f;
+}
+
+/* Bias, activation (fast forms), GLU pairing; rows and columns past the
+ * output's end are skipped. Each thread holds, per 8 columns j, rows g and
+ * g + 8 of its warp's 16, columns 2 tq and 2 tq + 1. */
+template <typename T, bool GLU, int BN>
+__device__ __forceinline__ void tma_epilogue(const fmlp_cu_gemm_args &p, const float (&d)[BN / 2], int64_t m0, int64_t n0)
+{
+    T *out = static_cast<T *>(p.out);
+    const T *__restrict__ bias = static_cast<const T *>(p.b);
+    const bool paired = ((uintptr_t)out & 3) == 0 && (p.ldo & 1) == 0;
+    const int t = threadIdx.x & 127, lane = t & 31, g = lane >> 2, tq = lane & 3;
+    const int64_t r0 = m0 + (t >> 5) * 16 + g;
+    if (GLU) {
+#pragma unroll
+        for (int j = 0; j < BN / 16; j++) {
+            const int64_t pc = n0 + j * 16 + 2 * tq, hc = n0 / 2 + j * 8 + 2 * tq;
+            if (hc >= p.n) continue;
+            const float bg0 = bias_at(bias, pc), bg1 = bias_at(bias, pc + 1);
+            const float bu0 = bias_at(bias, pc + 8), bu1 = bias_at(bias, pc + 9);
+#pragma unroll
+            for (int half = 0; half < 2; half++) {
+                if (r0 + half * 8 >= p.m) continue;
+                const float *e = d + 8 * j + half * 2;
+                fmlp_store2<T>(out + (r0 + half * 8) * p.ldo + hc, fmlp_act_fast(p.act, e[0] + bg0) * (e[4] + bu0),
+                               fmlp_act_fast(p.act, e[1] + bg1) * (e[5] + bu1), hc + 1 < p.n, paired);
+            }
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < BN / 8; j++) {
+            const int64_t col = n0 + j * 8 + 2 * tq;
+            if (col >= p.n) continue;
+            const bool both = col + 1 < p.n;
+            const float b0 = bias_at(bias, col), b1 = both ? bias_at(bias, col + 1) : 0.0f;
+#pragma unroll
+            for (int half = 0; half < 2; half++) {
+                if (r0 + half * 8 >= p.m) continue;
+                const float *e = d + 4 * j + half * 2;
+                fmlp_store2<T>(out + (r0 + half * 8) * p.ldo + col, fmlp_act_fast(p.act, e[0] + b0),
+                               fmlp_act_fast(p.act, e[1] + b1), both, paired);
+            }
+        }
+    }
+}
+
+template <typename T, bool GLU, int WGS, int BN, int S>
+__device__ __forceinline__ void tma_body(const CUtensorMap *tx, const CUtensorMap *tw, const fmlp_cu_gemm_args &p)
+{
+    using C = tma_cfg<WGS, BN, S>;
+    extern __shared__ unsigned char tma_raw[];
+    const uint32_t smem = ((uint32_t)__cvta_generic_to_shared(tma_raw) + 1023u) & ~1023u;
+    const uint32_t full = smem + S * C::STAGE, empty = full + S * 8;
+    const int wg = threadIdx.x >> 7;
+    const int m0 = blockIdx.y * C::BM, n0 = blockIdx.x * BN;
+    const int KT = (int)((p.k + 63) / 64);
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < S; s++) {
+            mbar_init(full + 8 * s, 1);
+            mbar_init(empty + 8 * s, WGS);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    if (wg == WGS) {
+        if (threadIdx.x == 128 * WGS) {
+            for (int kt = 0; kt < KT; kt++) {
+                const int s = kt % S;
+                if (kt >= S) mbar_wait(empty + 8 * s, (uint32_t)((kt / S) - 1) & 1u);
+                mbar_expect(full + 8 * s, C::STAGE);
+                tma_load(smem + s * C::STAGE, tx, full + 8 * s, kt * 64, m0);
+                tma_load(smem + s * C::STAGE + C::A_BYTES, tw, full + 8 * s, kt * 64, n0);
+            }
+        }
+    } else {
+        float d[BN / 2];
+#pragma unroll
+        for (int i = 0; i < BN / 2; i++) d[i] = 0.0f;
+        for (int kt = 0; kt < KT; kt++) {
+            const int s = kt % S;
+            mbar_wait(full + 8 * s, (uint32_t)(kt / S) & 1u);
+            const uint32_t a = smem + s * C::STAGE + wg * 64 * 128, b = smem + s * C::STAGE + C::A_BYTES;
+            asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++) wgmma_tile<T, BN>(d, wg_desc(a + kk * 32), wg_desc(b + kk * 32));
+            asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+            asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+            if (kt > 0 && (threadIdx.x & 127) == 0) mbar_arrive(empty + 8 * ((kt - 1) % S));
+        }
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+        tma_epilogue<T, GLU, BN>(p, d, (int64_t)m0 + wg * 64, n0);
+    }
+}
+
+#endif
+
+} // namespace
+
+#ifdef FMLP_HAVE_WGMMA
+#define FMLP_TMA_BODY(T, GLU, WGS, BN, S) tma_body<T, GLU, WGS, BN, S>(&tx, &tw, p);
+#else
+#define FMLP_TMA_BODY(T, GLU, WGS, BN, S) (void)tx, (void)tw, (void)p;
+#endif
+#define FMLP_TMA_K(NAME, T, GLU, WGS, BN, S)                                                                  \
+    extern "C" __global__ void __launch_bounds__(tma_cfg<WGS, BN, S>::THREADS, tma_cfg<WGS, BN, S>::MIN_BLOCKS) \
+        NAME(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tw,                   \
+             const fmlp_cu_gemm_args p)                                                                       \
+    {                                                                                                         \
+        FMLP_TMA_BODY(T, GLU, WGS, BN, S)                                                                     \
+    }
+/* Tile configurations: BM x BN, stages. */
+#define FMLP_TMA_CONFIGS(X) \
+    X(64x64, 1, 64, 6)      \
+    X(64x128, 1, 128, 4)    \
+    X(128x128, 2, 128, 3)
+#define FMLP_TMA_FAMILY(SHAPE, WGS, BN, S)                                                           \
+    FMLP_TMA_K(fmlp_gemm_bf16_wgmma_##SHAPE, __nv_bfloat16, false, WGS, BN, S)                       \
+    FMLP_TMA_K(fmlp_gemm_glu_bf16_wgmma_##SHAPE, __nv_bfloat16, true, WGS, BN, S)                    \
+    FMLP_TMA_K(fmlp_gemm_f16_wgmma_##SHAPE, __half, false, WGS, BN, S)                               \
+    FMLP_TMA_K(fmlp_gemm_glu_f16_wgmma_##SHAPE, __half, true, WGS, BN, S)
+FMLP_TMA_CONFIGS(FMLP_TMA_FAMILY)
+
+namespace {
+
+struct tma_entry {
+    const void *fn[2][2]; /* [f16][glu] */
+    const char *name[2][2];
+    int bm, bn, threads, smem;
+};
+#define FMLP_TMA_ENTRY(SHAPE, WGS, BN, S)                                                                            \
+    {{{(const void *)fmlp_gemm_bf16_wgmma_##SHAPE, (const void *)fmlp_gemm_glu_bf16_wgmma_##SHAPE},                   \
+      {(const void *)fmlp_gemm_f16_wgmma_##SHAPE, (const void *)fmlp_gemm_glu_f16_wgmma_##SHAPE}},                    \
+     {{"fmlp_gemm_bf16_wgmma_" #SHAPE, "fmlp_gemm_glu_bf16_wgmma_" #SHAPE},                                          \
+      {"fmlp_gemm_f16_wgmma_" #SHAPE, "fmlp_gemm_glu_f16_wgmma_" #SHAPE}},                                           \
+     64 * WGS, BN, tma_cfg<WGS, BN, S>::THREADS, tma_cfg<WGS, BN, S>::SMEM},
+const tma_entry tma_table[] = {FMLP_TMA_CONFIGS(FMLP_TMA_ENTRY)};
+constexpr int TMA_CONFIGS = (int)(sizeof tma_table / sizeof tma_table[0]);
+
+/* The largest tile that still gives every SM a tile: large tiles re-read
+ * less and stream longer, but below one tile per SM they leave SMs idle
+ * (measured on the H200, bench/results/h200_kernels.txt: 64x64 wins at
+ * 128 rows, 128x128 from about 1024 rows for the GLU GEMM). */
+int tma_pick(const fmlp_cu_gemm_args *a)
+{
+    const int64_t sms = a->sm_count > 0 ? a->sm_count : 132;
+    const int order[3] = {2, 1, 0};
+    for (int i : order) {
+        const int64_t tiles = ((a->m + tma_table[i].bm - 1) / tma_table[i].bm) * ((a->nw + tma_table[i].bn - 1) / tma_table[i].bn);
+        if (tiles >= sms) return i;
+    }
+    return 0;
+}
+
+typedef CUresult (*encode_tiled_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                                    const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
+                                    CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+/* The driver's tensor-map encoder, found at run time so that the library
+ * links only the CUDA runtime. */
+encode_tiled_fn encoder()
+{
+    static const encode_tiled_fn fn = [] {
+        void *f = nullptr;
+        cudaDriverEntryPointQueryResult q;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+            q != cudaDriverEntryPointSuccess)
+            return (encode_tiled_fn) nullptr;
+        return (encode_tiled_fn)f;
+    }();
+    return fn;
+}
+
+/* A (rows, cols) row-major matrix with row stride ld, read in boxes of
+ * box_rows x 64 elements, 128-byte swizzled, zeros past its end. */
+bool tensor_map(CUtensorMap *map, int dtype, const void *base, int64_t rows, int64_t cols, int64_t ld, int box_rows)
+{
+    const encode_tiled_fn enc = encoder();
+    if (!enc) return false;
+    const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
+    const cuuint64_t strides[1] = {(cuuint64_t)ld * 2};
+    const cuuint32_t box[2] = {64, (cuuint32_t)box_rows};
+    const cuuint32_t elem[2] = {1, 1};
+    return enc(map, dtype == FMLP_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
+               const_cast<void *>(base), dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
+               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+cudaError_t tma_launch(cudaStream_t s, const fmlp_cu_gemm_args *a, const tma_entry &e)
+{
+    const int f16 = a->dtype == FMLP_F16 ? 1 : 0, glu = a->glu ? 1 : 0;
+    const int64_t mt = (a->m + e.bm - 1) / e.bm, nt = (a->nw + e.bn - 1) / e.bn;
+    if (mt > 65535 || nt > 2147483647LL) return cudaErrorInvalidConfiguration;
+    CUtensorMap tx, tw;
+    if (!tensor_map(&tx, a->dtype, a->x, a->m, a->k, a->ldx, e.bm) ||
+        !tensor_map(&tw, a->dtype, a->w, a->nw, a->k, a->k, e.bn))
+        return cudaErrorNotSupported;
+    cudaError_t err = cudaFuncSetAttribute(e.fn[f16][glu], cudaFuncAttributeMaxDynamicSharedMemorySize, e.smem);
+    if (err != cudaSuccess) return err;
+    void *args[] = {&tx, &tw, (void *)a};
+    return cudaLaunchKernel(e.fn[f16][glu], dim3((unsigned)nt, (unsigned)mt), dim3(e.threads), args, e.smem, s);
+}
+
+} // namespace
+
+extern "C" bool fmlp_cu_gemm_wgmma_ready(void) { return encoder() != nullptr; }
+
+extern "C" int fmlp_cu_gemm_wgmma_configs(void) { return TMA_CONFIGS; }
+
+extern "C" const char *fmlp_cu_gemm_wgmma_config_name(const fmlp_cu_gemm_args *a, int config)
+{
+    const tma_entry &e = tma_table[config < 0 ? tma_pick(a) : config];
+    return e.name[a->dtype == FMLP_F16 ? 1 : 0][a->glu ? 1 : 0];
+}
+
+extern "C" cudaError_t fmlp_cu_gemm_wgmma_config(cudaStream_t s, const fmlp_cu_gemm_args *a, int config)
+{
+    if (config >= TMA_CONFIGS) return cudaErrorInvalidValue;
+    return tma_launch(s, a, tma_table[config < 0 ? tma_pick(a) : config]);
+}
+
+extern "C" const char *fmlp_cu_gemm_wgmma_name(const fmlp_cu_gemm_args *a) { return fmlp_cu_gemm_wgmma_config_name(a, -1); }
+
+extern "C" cudaError_t fmlp_cu_gemm_wgmma(cudaStream_t s, const fmlp_cu_gemm_args *a)
+{
+    return fmlp_cu_gemm_wgmma_config(s, a, -1);
+}
