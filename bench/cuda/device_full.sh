@@ -17,10 +17,15 @@ grep -E "Program hit|Invalid|out of bounds" "$OUT/san_memcheck_errors.log" | sor
 (cd $B/tests && FMLP_TEST_TMP=/tmp/fmlp-tt timeout 60 compute-sanitizer --tool racecheck ./test_cuda_errors) >"$OUT/san_racecheck_errors.log" 2>&1
 note "racecheck(test_cuda_errors) rc=$? $(grep 'RACECHECK SUMMARY' "$OUT/san_racecheck_errors.log" | tail -1)"
 $B/fmlp info >"$OUT/cli.log" 2>&1
-timeout 60 $B/fmlp mlp --device cuda --mode all >>"$OUT/cli.log" 2>&1
-note "fmlp mlp --device cuda rc=$?"
+timeout 60 $B/fmlp mlp --device cuda --mode all --trace-dir "$OUT/traces" >>"$OUT/cli.log" 2>&1
+note "fmlp mlp --device cuda --mode all --trace-dir rc=$?"
+for mode in eager compiled fused; do
+    note "  trace $mode: $($B/fmlp trace summarize "$OUT"/traces/*_warm_$mode.json 2>&1 | grep -o '[0-9]* kernels per step' | head -1)"
+done
 timeout 120 $B/fmlp_bench_cuda >"$OUT/bench_fmlp.jsonl" 2>"$OUT/bench_fmlp.err"
 note "bench fmlp rc=$? lines=$(wc -l <"$OUT/bench_fmlp.jsonl")"
+FMLP_CUDA_OWN_GEMM=1 timeout 60 $B/fmlp_bench_cuda --rows 128,1024,8192 >"$OUT/bench_fmlp_own.jsonl" 2>&1
+note "fused with fmlp's own down GEMM (FMLP_CUDA_OWN_GEMM=1): $(grep '"fused"' "$OUT/bench_fmlp_own.jsonl" | grep warm | sed -E 's/.*"rows": ([0-9]+).*"us": ([0-9.]+).*/\1 rows \2 us;/' | tr '\n' ' ')"
 PYTHONUNBUFFERED=1 timeout 200 python3 bench/cuda/torch_bench.py >"$OUT/bench_torch.jsonl" 2>"$OUT/bench_torch.err"
 note "bench torch rc=$? lines=$(wc -l <"$OUT/bench_torch.jsonl")"
 python3 bench/cuda/report.py "$OUT/bench_fmlp.jsonl" "$OUT/bench_torch.jsonl" "$OUT/h200_geglu.json" "$OUT/h200_geglu.png" >"$OUT/report.txt" 2>&1

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Why: device time is scarce, so one script does a whole device visit:
 # build, check, sanitize, benchmark, and print a short table last, with full
-# logs under $OUT. Stages: kernels (the standalone kernel check and its
-# sanitizer runs), full (library, tests, sanitizers, CLI, benchmarks), all.
+# logs under $OUT. Stages: kernels (the standalone kernel check, its SASS and
+# its sanitizer runs), full (library, tests, sanitizers, CLI, benchmarks),
+# all (both; the full stage is skipped when the kernel check fails).
+# A kernel_check built elsewhere can be carried as build-dev/kernel_check.
 set -u
 STAGE=${1:-all}
 OUT=${OUT:-/tmp/fmlp_out}
@@ -12,38 +14,53 @@ cd "$ROOT"
 SUMMARY="$OUT/summary.txt"
 : >"$SUMMARY"
 note() { echo "$*" | tee -a "$SUMMARY"; }
+KC=/tmp/kernel_check
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv >"$OUT/gpu.txt" 2>&1
 note "gpu: $(tail -1 "$OUT/gpu.txt")"
 
-if [ "$STAGE" != full ]; then
-    NVFLAGS="-std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Isrc"
-    (nvcc $NVFLAGS bench/cuda/kernel_check.cu src/cuda/gemm.cu src/cuda/gemm_wgmma.cu src/cuda/pointwise.cu \
-        -o /tmp/kernel_check >"$OUT/kernel_check_build.log" 2>&1) &
-    KC_PID=$!
-fi
 if [ "$STAGE" != kernels ]; then
     B=/tmp/fmlp-build
-    cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release "-DFMLP_CUDA_GENCODE=-gencode=arch=compute_90a,code=sm_90a" >"$OUT/build.log" 2>&1
-    cmake --build $B -j16 --target fmlp_cli fmlp_bench_cuda test_cuda_modes test_cuda_errors test_cuda_profile >>"$OUT/build.log" 2>&1
-    note "build rc=$? warnings=$(grep -c -i 'warning' "$OUT/build.log")"
+    (cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release "-DFMLP_CUDA_GENCODE=-gencode=arch=compute_90a,code=sm_90a" >"$OUT/build.log" 2>&1 &&
+        cmake --build $B -j16 --target fmlp_cli fmlp_bench_cuda test_cuda_modes test_cuda_errors test_cuda_profile >>"$OUT/build.log" 2>&1
+     echo "rc=$?" >>"$OUT/build.log") &
+    BUILD_PID=$!
 fi
+KC_RC=0
 if [ "$STAGE" != full ]; then
-    wait $KC_PID
-    if [ -x /tmp/kernel_check ]; then
-        timeout 150 /tmp/kernel_check >"$OUT/kernel_check.log" 2>&1
-        note "kernel_check rc=$? $(tail -1 "$OUT/kernel_check.log")"
-        if [ "$STAGE" = kernels ]; then
-            KC_QUICK=1 timeout 90 compute-sanitizer --tool racecheck /tmp/kernel_check >"$OUT/san_racecheck_kernels.log" 2>&1
-            note "racecheck(kernels) rc=$? $(grep -E 'RACECHECK SUMMARY' "$OUT/san_racecheck_kernels.log" | tail -1)"
-        fi
+    if [ -x build-dev/kernel_check ] && KC_QUICK=1 timeout 60 build-dev/kernel_check >"$OUT/kernel_check_quick.log" 2>&1; then
+        cp build-dev/kernel_check $KC
+        note "kernel_check: carried binary, quick check $(tail -1 "$OUT/kernel_check_quick.log")"
     else
+        nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Isrc bench/cuda/kernel_check.cu src/cuda/gemm.cu \
+            src/cuda/gemm_tma.cu src/cuda/pointwise.cu -o $KC >"$OUT/kernel_check_build.log" 2>&1
+        note "kernel_check: built here rc=$?"
+    fi
+    if [ -x $KC ]; then
+        cuobjdump --dump-sass $KC 2>/dev/null | grep -oE "^ *(/\*[0-9a-f]+\*/)? *[A-Z][A-Z0-9.]+" | awk '{print $NF}' |
+            grep -E "^(HGMMA|UTMALDG|SYNCS|HMMA|LDSM|LDGSTS)" | sed 's/\..*//' | sort | uniq -c | tr '\n' ' ' >"$OUT/sass_ops.txt"
+        note "sass ops: $(cat "$OUT/sass_ops.txt")"
+        timeout 240 $KC >"$OUT/kernel_check.log" 2>&1
+        KC_RC=$?
+        note "kernel_check rc=$KC_RC $(tail -1 "$OUT/kernel_check.log")"
+        KC_QUICK=1 timeout 120 compute-sanitizer --tool memcheck $KC >"$OUT/san_memcheck_kernels.log" 2>&1
+        note "memcheck(kernels) rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/san_memcheck_kernels.log" | tail -1)"
+        KC_QUICK=1 timeout 120 compute-sanitizer --tool racecheck $KC >"$OUT/san_racecheck_kernels.log" 2>&1
+        note "racecheck(kernels) rc=$? $(grep -E 'RACECHECK SUMMARY' "$OUT/san_racecheck_kernels.log" | tail -1)"
+    else
+        KC_RC=1
         note "kernel_check build FAILED"
         tail -20 "$OUT/kernel_check_build.log"
     fi
 fi
 if [ "$STAGE" != kernels ]; then
-    bash bench/cuda/device_full.sh "$OUT" "$SUMMARY"
+    wait $BUILD_PID
+    note "build $(tail -1 "$OUT/build.log") warnings=$(grep -c -i 'warning' "$OUT/build.log")"
+    if [ "$KC_RC" = 0 ] || [ -n "${FORCE:-}" ]; then
+        bash bench/cuda/device_full.sh "$OUT" "$SUMMARY"
+    else
+        note "full stage skipped: the kernel check failed"
+    fi
 fi
 
 echo "==== failures ===="
@@ -55,4 +72,4 @@ echo "==== summary ===="
 cat "$SUMMARY"
 # at most 8 files come back from a device visit: pack the logs
 (cd "$OUT" && tar czf /tmp/fmlp_logs.tgz --exclude=summary.txt --exclude='h200_*' . ; \
-    find . -maxdepth 1 -type f ! -name summary.txt ! -name 'h200_*' -delete; mv /tmp/fmlp_logs.tgz logs.tgz)
+    find . -mindepth 1 -maxdepth 1 ! -name summary.txt ! -name 'h200_*' -exec rm -rf {} +; mv /tmp/fmlp_logs.tgz logs.tgz)

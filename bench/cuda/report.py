@@ -2,6 +2,7 @@
 into the committed result: one JSON with every figure, the machine and the
 floors, a PNG plot, and a short table with the bars of issue 4 checked.
 Usage: report.py fmlp.jsonl torch.jsonl out.json out.png"""
+import datetime
 import json
 import sys
 
@@ -65,7 +66,9 @@ def main():
     text = "\n".join(lines)
     print(text)
     with open(out_json, "w") as f:
-        json.dump({"shape": {"dim": DIM, "hidden": HIDDEN, "dtype": "bf16", "bias": False, "act": "gelu_tanh"},
+        json.dump({"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ"),
+                   "command": "bash bench/cuda/device_run.sh all",
+                   "shape": {"dim": DIM, "hidden": HIDDEN, "dtype": "bf16", "bias": False, "act": "gelu_tanh"},
                    "ceilings": ceil, "bars": bars, "results": data,
                    "method": "wall time of N forwards between two device syncs, best of 3; cold = rotating 8 weight "
                              "copies (8 x 14 MB > 60 MB L2)"}, f, indent=1)
