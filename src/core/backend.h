@@ -70,6 +70,10 @@ typedef struct fmlp_backend {
      * row). Synchronous like copy. */
     fmlp_status (*copy2d)(fmlp_ctx *ctx, void *dst, size_t dld, fmlp_device dst_dev, const void *src, size_t sld,
                           fmlp_device src_dev, size_t row_bytes, size_t rows);
+    /* What mode `auto` runs where this backend's measurements favour one:
+     * returns a mode other than FMLP_MODE_AUTO and says why in `why`, or
+     * FMLP_MODE_AUTO to leave the plan's default (fused). */
+    fmlp_mode (*auto_mode)(fmlp_ctx *ctx, fmlp_block block, fmlp_dtype dtype, int64_t rows, char *why, size_t why_len);
     /* Kineto's "deviceProperties" entry for the context's device: one JSON
      * object written to buf (NUL-terminated); returns its length, or -1. */
     int (*device_json)(fmlp_ctx *ctx, char *buf, size_t cap);

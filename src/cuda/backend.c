@@ -514,6 +514,33 @@ void fmlp_cuda_print_info(FILE *f)
     }
 }
 
+/* ------------------------------------------------------------ auto mode */
+
+/* Measured on the tutorial's GeGLU (bench/results/h200_geglu.json): on
+ * Hopper fmlp's TMA-fed GLU GEMM was as fast as or faster than cuBLASLt's
+ * two GEMMs plus the fused pointwise kernel at every row count from 1 to
+ * 32768, so gated bf16/f16 blocks run fused. Elsewhere (f32, whose fused
+ * GEMM is the exact-FMA SIMT kernel; Linear-act stacks; other GPUs) fused
+ * wins only while the forward is launch- and weight-bound. */
+#define CUDA_FUSED_MAX_ROWS 128
+
+static fmlp_mode cu_auto_mode(fmlp_ctx *ctx, fmlp_block block, fmlp_dtype dtype, int64_t rows, char *why,
+                              size_t why_len)
+{
+    const fmlp_cu_state *st = fmlp_cu_state_of(ctx);
+    if (block == FMLP_BLOCK_GATED && dtype != FMLP_F32 && st->cc_major == 9 && fmlp_cu_gemm_wgmma_ready()) {
+        snprintf(why, why_len,
+                 "fused: on Hopper the one-pass GLU GEMM keeps up with cuBLASLt's two GEMMs at every row count");
+        return FMLP_MODE_FUSED;
+    }
+    if (rows > CUDA_FUSED_MAX_ROWS) {
+        snprintf(why, why_len, "compiled: above %d rows cuBLASLt's GEMMs outrun fmlp's fused GEMMs for this block and dtype",
+                 CUDA_FUSED_MAX_ROWS);
+        return FMLP_MODE_COMPILED;
+    }
+    return FMLP_MODE_AUTO;
+}
+
 static const fmlp_backend cuda_backend = {
     .name = "cuda",
     .init = cu_init,
@@ -533,6 +560,7 @@ static const fmlp_backend cuda_backend = {
     .graph_end = fmlp_cu_graph_end,
     .prof_start = fmlp_cu_prof_start,
     .prof_stop = fmlp_cu_prof_stop,
+    .auto_mode = cu_auto_mode,
     .device_json = cu_device_json,
 };
 

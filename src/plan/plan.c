@@ -153,17 +153,12 @@ static void count_work(const fmlp_mlp *m, fmlp_kernel *k)
     }
 }
 
-/* Measured on the tutorial's GeGLU (bench/results): on the H200, fmlp's
- * fused GLU GEMM wins while the forward is launch- and weight-bound, and
- * cuBLASLt's separate GEMMs with the fused pointwise kernel win above it. */
-#define CUDA_FUSED_MAX_ROWS 128
-
 fmlp_mode fmlp_plan_auto(const fmlp_mlp *m, int64_t rows, char *why, size_t why_len)
 {
-    if (m->ctx->device == FMLP_DEVICE_CUDA && rows > CUDA_FUSED_MAX_ROWS) {
-        snprintf(why, why_len, "compiled: above %d rows cuBLASLt's GEMMs outrun fmlp's fused GLU GEMM on this GPU",
-                 CUDA_FUSED_MAX_ROWS);
-        return FMLP_MODE_COMPILED;
+    const fmlp_backend *be = m->ctx->be;
+    if (be->auto_mode) {
+        fmlp_mode mode = be->auto_mode(m->ctx, m->desc.block, m->desc.dtype, rows, why, why_len);
+        if (mode != FMLP_MODE_AUTO) return mode;
     }
     snprintf(why, why_len, "fused: fewest kernels and no %s intermediate round trip through memory",
              m->desc.block == FMLP_BLOCK_GATED ? "gate/up" : "activation");

@@ -4,6 +4,7 @@
  * host tensors that go through the copy path. Outputs are poisoned first. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cuda_test.h"
 
@@ -66,6 +67,29 @@ static void check(fmlp_ctx *ctx, const tu_shape_case *c, fmlp_dtype dt, int64_t 
     fmlp_mlp_destroy(m);
 }
 
+/* auto follows the measurements in the CUDA backend: gated bf16 runs fused
+ * at every size where the Hopper GLU GEMM exists, f32 only at few rows. */
+static void check_auto(fmlp_ctx *ctx)
+{
+    const fmlp_dtype dts[] = {FMLP_BF16, FMLP_F32};
+    for (int di = 0; di < 2; di++) {
+        fmlp_mlp_desc d = {FMLP_BLOCK_GATED, 256, 512, 0, 0, FMLP_ACT_GELU_TANH, false, dts[di]};
+        fmlp_mlp *m = NULL;
+        if (!tu_check(fmlp_mlp_create(ctx, &d, 5, &m) == FMLP_OK, "create: %s", fmlp_last_error())) return;
+        fmlp_plan_info fused, small, big;
+        const bool ok = fmlp_mlp_plan(m, FMLP_MODE_FUSED, 8192, &fused) == FMLP_OK &&
+                        fmlp_mlp_plan(m, FMLP_MODE_AUTO, 64, &small) == FMLP_OK &&
+                        fmlp_mlp_plan(m, FMLP_MODE_AUTO, 8192, &big) == FMLP_OK;
+        const bool hopper = ok && strstr(fused.kernels[0].name, "wgmma") != NULL;
+        const fmlp_mode want_big = hopper && dts[di] != FMLP_F32 ? FMLP_MODE_FUSED : FMLP_MODE_COMPILED;
+        tu_check(ok && small.resolved == FMLP_MODE_FUSED && big.resolved == want_big && big.why[0],
+                 "auto %s: 64 rows -> %s, 8192 rows -> %s (want %s): %s", fmlp_dtype_name(dts[di]),
+                 ok ? fmlp_mode_name(small.resolved) : "?", ok ? fmlp_mode_name(big.resolved) : "?",
+                 fmlp_mode_name(want_big), ok ? big.why : fmlp_last_error());
+        fmlp_mlp_destroy(m);
+    }
+}
+
 int main(void)
 {
     tu_seed();
@@ -81,6 +105,7 @@ int main(void)
     const tu_shape_case big = {"geglu-small-wide", FMLP_BLOCK_GATED, FMLP_ACT_GELU_TANH, 0, 64, 192, 0, true};
     check(ctx, &big, FMLP_BF16, 32768, false);
     check(ctx, &big, FMLP_F32, 8192, false);
+    check_auto(ctx);
     fmlp_ctx_destroy(ctx);
     return tu_finish();
 }
