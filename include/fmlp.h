@@ -314,6 +314,7 @@ typedef struct {
     int steps;
     double wall_us, kernel_us, overhead_us, idle_us; /* per step, averaged */
     int kernels_per_step;
+    int copies_per_step; /* GPU memcpy/memset (host tensors, library memsets), not counted as kernels */
     fmlp_bound bound;
     char reason[256];
 } fmlp_profile_summary;

@@ -2,7 +2,7 @@
  * `fmlp trace`; this writes a synthetic window (CPU ops, a kernel on two
  * worker lanes, a GPU launch with its kernel, memory events) and holds the
  * file to the Trace Event Format and Kineto's conventions, checks ns
- * precision, and reads it back (plain and gzip) to the same table. */
+ * precision, counts kernels and copies apart, and reads it back (plain and gzip) to the same table. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +110,10 @@ static void test_format(const pe_set *s, const char *json, size_t len)
     const json_value *an = json_get(root, "fmlpAnalysis");
     tu_check(json_len(json_get(an, "steps")) == 1 && json_get_str(an, "verdict") && json_get_str(an, "reason"),
              "fmlpAnalysis: steps, verdict, reason");
+    const json_value *st0 = json_at(json_get(an, "steps"), 0);
+    tu_check(json_get_int(st0, "kernels", -1) == 2 && json_get_int(st0, "copies", -1) == 1,
+             "fmlpAnalysis counts the CPU GEMM call and the GPU kernel as 2 kernels, the memcpy apart (got %lld, %lld)",
+             (long long)json_get_int(st0, "kernels", -1), (long long)json_get_int(st0, "copies", -1));
     json_free(d);
 }
 

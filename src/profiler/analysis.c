@@ -56,7 +56,7 @@ const char *pe_bound_name(fmlp_bound b)
 static void verdict(const pe_set *s, bool device, bool bf16, pe_step_stat *st)
 {
     double busy = st->wall_us > 0 ? st->kernel_us / st->wall_us : 0;
-    if (st->kernels == 0 || busy < 0.5) {
+    if (st->kernels + st->copies == 0 || busy < 0.5) {
         st->bound = FMLP_BOUND_OVERHEAD;
         snprintf(st->reason, sizeof st->reason,
                  "kernels busy %.0f%% of %.1f us; %.1f us dispatch overhead (%.1f us per kernel over %d) and %.1f "
@@ -155,7 +155,10 @@ static void step_numbers(const pe_calls *cs, const bool *is_work, pe_step_stat *
             st->flops += (double)c->flops;
             st->bytes += (double)c->bytes;
             /* A call is one launch: a CPU region's lanes are one call. */
-            st->kernels++;
+            if (c->kind == PE_MEMCPY || c->kind == PE_MEMSET)
+                st->copies++;
+            else
+                st->kernels++;
         } else if (c->kind == PE_CPU_OP || c->kind == PE_RUNTIME) {
             all[na++] = (span){c->t0, c->t1};
         }
@@ -246,6 +249,7 @@ bool pe_analyze(const pe_set *s, const pe_calls *cs, pe_analysis *a)
             tot.overhead_us += st->overhead_us;
             tot.idle_us += st->idle_us;
             tot.kernels += st->kernels;
+            tot.copies += st->copies;
             tot.flops += st->flops;
             tot.bytes += st->bytes;
         }
@@ -253,6 +257,7 @@ bool pe_analyze(const pe_set *s, const pe_calls *cs, pe_analysis *a)
         tot.wall_us /= n, tot.kernel_us /= n, tot.overhead_us /= n, tot.idle_us /= n;
         tot.flops /= n, tot.bytes /= n;
         tot.kernels = (tot.kernels + n / 2) / n;
+        tot.copies = (tot.copies + n / 2) / n;
         verdict(s, a->device, bf16, &tot);
         fmlp_profile_summary *sum = &a->sum;
         sum->steps = n;
@@ -261,6 +266,7 @@ bool pe_analyze(const pe_set *s, const pe_calls *cs, pe_analysis *a)
         sum->overhead_us = tot.overhead_us;
         sum->idle_us = tot.idle_us;
         sum->kernels_per_step = tot.kernels;
+        sum->copies_per_step = tot.copies;
         sum->bound = tot.bound;
         snprintf(sum->reason, sizeof sum->reason, "%s", tot.reason);
     }
@@ -328,9 +334,12 @@ void pe_analysis_print(const pe_analysis *a, const pe_set *s, FILE *f)
                 s->ceil.gemm_gflops_f32, s->ceil.gemm_gflops_bf16, s->ceil.mem_gbps);
     else
         fprintf(f, "\nCeilings: not measured (run `fmlp info --ceilings` once to compare against this machine)\n");
-    fprintf(f, "Verdict: %s, %d %s%s per step, %.1f us per step: %s\n", pe_bound_name(a->sum.bound),
+    char copies[64] = "";
+    if (a->sum.copies_per_step > 0)
+        snprintf(copies, sizeof copies, " (and %d memcpy/memset)", a->sum.copies_per_step);
+    fprintf(f, "Verdict: %s, %d %s%s per step%s, %.1f us per step: %s\n", pe_bound_name(a->sum.bound),
             a->sum.kernels_per_step, a->ops_as_kernels ? "compute op" : "kernel", a->sum.kernels_per_step == 1 ? "" : "s",
-            a->sum.wall_us, a->sum.reason);
+            copies, a->sum.wall_us, a->sum.reason);
 }
 
 static void kv_num(FILE *f, const char *key, double v, bool comma)
@@ -354,6 +363,7 @@ void pe_analysis_json(const pe_analysis *a, const pe_set *s, FILE *f)
         kv_num(f, "overhead_us", st->overhead_us, true);
         kv_num(f, "idle_us", st->idle_us, true);
         kv_num(f, "kernels", st->kernels, true);
+        kv_num(f, "copies", st->copies, true);
         kv_num(f, "flops", st->flops, true);
         kv_num(f, "bytes", st->bytes, true);
         fputs("\"verdict\":", f);
@@ -390,6 +400,7 @@ void pe_analysis_json(const pe_analysis *a, const pe_set *s, FILE *f)
     }
     fputc(',', f);
     kv_num(f, "kernels_per_step", a->sum.kernels_per_step, true);
+    kv_num(f, "copies_per_step", a->sum.copies_per_step, true);
     kv_num(f, "wall_us", a->sum.wall_us, true);
     kv_num(f, "kernel_us", a->sum.kernel_us, true);
     kv_num(f, "overhead_us", a->sum.overhead_us, true);

@@ -15,7 +15,8 @@ typedef struct {
     const char *name; /* ProfilerStep#N, or "(window)" when no steps */
     int64_t t0, t1;
     double wall_us, kernel_us, overhead_us, idle_us;
-    int kernels; /* distinct launches (correlation ids) */
+    int kernels; /* distinct launches (correlation ids), copies apart */
+    int copies;  /* GPU memcpy and memset launches */
     double flops, bytes;
     fmlp_bound bound;
     char reason[256];
