@@ -20,7 +20,7 @@ $B/fmlp info >"$OUT/cli.log" 2>&1
 timeout 60 $B/fmlp mlp --device cuda --mode all --trace-dir "$OUT/traces" >>"$OUT/cli.log" 2>&1
 note "fmlp mlp --device cuda --mode all --trace-dir rc=$?"
 for mode in eager compiled fused; do
-    note "  trace $mode: $($B/fmlp trace summarize "$OUT"/traces/*_warm_$mode.json 2>&1 | grep -o '[0-9]* kernels per step' | head -1)"
+    note "  trace $mode: $($B/fmlp trace summarize "$OUT"/traces/*_warm_$mode.json 2>&1 | grep '^Verdict' | cut -d: -f2 | head -1)"
 done
 timeout 120 $B/fmlp_bench_cuda >"$OUT/bench_fmlp.jsonl" 2>"$OUT/bench_fmlp.err"
 note "bench fmlp rc=$? lines=$(wc -l <"$OUT/bench_fmlp.jsonl")"
