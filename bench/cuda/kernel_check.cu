@@ -68,14 +68,15 @@ static double tol(int dt) { return dt == FMLP_F32 ? 1e-5 : dt == FMLP_BF16 ? 1e-
 static int fails = 0, checks = 0, g_sms = 0;
 
 /* A kernel to check or time: a variant, and for the wgmma variant one of
- * its tile configurations (-1: the one picked for the shape). */
+ * its tile configurations (-1: the one picked for the shape, launched
+ * through fmlp_cu_gemm like the library does). */
 struct kv {
     fmlp_cu_gemm_variant v;
     int cfg;
 };
 static cudaError_t launch(cudaStream_t s, const fmlp_cu_gemm_args *a, kv k)
 {
-    if (k.v == FMLP_CU_GEMM_WGMMA && a->dtype != FMLP_F32) return fmlp_cu_gemm_wgmma_config(s, a, k.cfg);
+    if (k.v == FMLP_CU_GEMM_WGMMA && a->dtype != FMLP_F32 && k.cfg >= 0) return fmlp_cu_gemm_wgmma_config(s, a, k.cfg);
     return fmlp_cu_gemm(s, a, k.v);
 }
 static const char *kname(const fmlp_cu_gemm_args *a, kv k)
@@ -245,6 +246,13 @@ int main(void)
             }
         }
         check_gemm(dt, true, FMLP_ACT_GELU_TANH, 7, 50, 33, 35, true, {FMLP_CU_GEMM_SIMT, 0});
+        /* more rows than one launch's grid holds: fmlp_cu_gemm runs slices */
+        if (!quick) {
+            check_gemm(dt, true, FMLP_ACT_GELU_TANH, 65535LL * 64 + 1000, 16, 16, 16, true,
+                       {dt == FMLP_F32 ? FMLP_CU_GEMM_SIMT : FMLP_CU_GEMM_TILE64, 0});
+            if (dt != FMLP_F32 && ccm == 9)
+                check_gemm(dt, false, FMLP_ACT_NONE, 65535LL * 64 + 1000, 24, 32, 40, true, {FMLP_CU_GEMM_WGMMA, -1});
+        }
         if (dt != FMLP_F32 && !quick) {
             check_gemm(dt, true, FMLP_ACT_GELU_TANH, 1000, 3072, 768, 768, true, {FMLP_CU_GEMM_TILE128, 0});
             check_gemm(dt, true, FMLP_ACT_GELU_TANH, 64, 3072, 768, 768, true, {FMLP_CU_GEMM_GEMV, 0});

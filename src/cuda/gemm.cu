@@ -438,9 +438,25 @@ extern "C" const char *fmlp_cu_gemm_name(const fmlp_cu_gemm_args *a, fmlp_cu_gem
     return entry_for(a, v).name;
 }
 
+/* Every tiled grid puts row tiles on grid.y (at most 65535, tiles of 64 rows
+ * or more): taller inputs run as slices of this many rows. */
+constexpr int64_t ROWS_PER_LAUNCH = 65535LL * 64;
+
 extern "C" cudaError_t fmlp_cu_gemm(cudaStream_t s, const fmlp_cu_gemm_args *a, fmlp_cu_gemm_variant v)
 {
     if (a->m <= 0 || a->n <= 0) return cudaSuccess;
+    if (a->m > ROWS_PER_LAUNCH) {
+        const int64_t es = a->dtype == FMLP_F32 ? 4 : 2;
+        for (int64_t r = 0; r < a->m; r += ROWS_PER_LAUNCH) {
+            fmlp_cu_gemm_args part = *a;
+            part.m = a->m - r < ROWS_PER_LAUNCH ? a->m - r : ROWS_PER_LAUNCH;
+            part.x = static_cast<const char *>(a->x) + r * a->ldx * es;
+            part.out = static_cast<char *>(a->out) + r * a->ldo * es;
+            const cudaError_t e = fmlp_cu_gemm(s, &part, v);
+            if (e != cudaSuccess) return e;
+        }
+        return cudaSuccess;
+    }
     if (a->dtype == FMLP_F32) v = FMLP_CU_GEMM_SIMT;
     if (v == FMLP_CU_GEMM_WGMMA) return fmlp_cu_gemm_wgmma(s, a);
     const gemm_entry &e = entry_for(a, v);
