@@ -51,6 +51,11 @@ typedef struct {
     bool bias;
 } tu_shape_case;
 
+/* The bound for a whole block: tu_tol per rounded intermediate. A gated
+ * block or a 2-layer stack rounds one (h); a stack of L layers rounds
+ * L - 1, and to first order their relative errors add. */
+double tu_tol_case(const tu_shape_case *c, fmlp_dtype dtype);
+
 /* A scratch directory for files (created on demand). */
 const char *tu_tmpdir(void);
 
