@@ -126,6 +126,10 @@ __device__ __forceinline__ void tma_epilogue(const fmlp_cu_gemm_args &p, const f
     }
 }
 
+/* One output tile per block; the grid is 1-D over tiles, N fastest, so the
+ * blocks running at once share a few row blocks of x and sweep the
+ * weights, which stay in L2 (and rows need not fit grid.y). A persistent
+ * grid looping over tiles was measured no faster (h200_kernels.txt). */
 template <typename T, bool GLU, int WGS, int BN, int S>
 __device__ __forceinline__ void tma_body(const CUtensorMap *tx, const CUtensorMap *tw, const fmlp_cu_gemm_args &p)
 {
@@ -134,8 +138,10 @@ __device__ __forceinline__ void tma_body(const CUtensorMap *tx, const CUtensorMa
     const uint32_t smem = ((uint32_t)__cvta_generic_to_shared(tma_raw) + 1023u) & ~1023u;
     const uint32_t full = smem + S * C::STAGE, empty = full + S * 8;
     const int wg = threadIdx.x >> 7;
-    const int m0 = blockIdx.y * C::BM, n0 = blockIdx.x * BN;
     const int KT = (int)((p.k + 63) / 64);
+    /* tma_launch keeps tiles and rows under 2^31 */
+    const int nt = (int)((p.nw + BN - 1) / BN);
+    const int m0 = (int)blockIdx.x / nt * C::BM, n0 = (int)blockIdx.x % nt * BN;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < S; s++) {
@@ -150,7 +156,7 @@ __device__ __forceinline__ void tma_body(const CUtensorMap *tx, const CUtensorMa
         if (threadIdx.x == 128 * WGS) {
             for (int kt = 0; kt < KT; kt++) {
                 const int s = kt % S;
-                if (kt >= S) mbar_wait(empty + 8 * s, (uint32_t)((kt / S) - 1) & 1u);
+                if (kt >= S) mbar_wait(empty + 8 * s, (uint32_t)(kt / S - 1) & 1u);
                 mbar_expect(full + 8 * s, C::STAGE);
                 tma_load(smem + s * C::STAGE, tx, full + 8 * s, kt * 64, m0);
                 tma_load(smem + s * C::STAGE + C::A_BYTES, tw, full + 8 * s, kt * 64, n0);
@@ -273,8 +279,8 @@ bool tensor_map(CUtensorMap *map, int dtype, const void *base, int64_t rows, int
 cudaError_t tma_launch(cudaStream_t s, const fmlp_cu_gemm_args *a, const tma_entry &e)
 {
     const int f16 = a->dtype == FMLP_F16 ? 1 : 0, glu = a->glu ? 1 : 0;
-    const int64_t mt = (a->m + e.bm - 1) / e.bm, nt = (a->nw + e.bn - 1) / e.bn;
-    if (mt > 65535 || nt > 2147483647LL) return cudaErrorInvalidConfiguration;
+    const int64_t tiles = ((a->m + e.bm - 1) / e.bm) * ((a->nw + e.bn - 1) / e.bn);
+    if (tiles > 2147483647LL || a->m > 2147483647LL) return cudaErrorInvalidConfiguration;
     CUtensorMap tx, tw;
     if (!tensor_map(&tx, a->dtype, a->x, a->m, a->k, a->ldx, e.bm) ||
         !tensor_map(&tw, a->dtype, a->w, a->nw, a->k, a->k, e.bn))
@@ -282,7 +288,7 @@ cudaError_t tma_launch(cudaStream_t s, const fmlp_cu_gemm_args *a, const tma_ent
     cudaError_t err = cudaFuncSetAttribute(e.fn[f16][glu], cudaFuncAttributeMaxDynamicSharedMemorySize, e.smem);
     if (err != cudaSuccess) return err;
     void *args[] = {&tx, &tw, (void *)a};
-    return cudaLaunchKernel(e.fn[f16][glu], dim3((unsigned)nt, (unsigned)mt), dim3(e.threads), args, e.smem, s);
+    return cudaLaunchKernel(e.fn[f16][glu], dim3((unsigned)tiles), dim3(e.threads), args, e.smem, s);
 }
 
 } // namespace
