@@ -198,7 +198,7 @@ __device__ __forceinline__ void tma_body(const CUtensorMap *tx, const CUtensorMa
     {                                                                                                         \
         FMLP_TMA_BODY(T, GLU, WGS, BN, S)                                                                     \
     }
-/* Tile configurations: BM x BN, stages. */
+/* Tile configurations, smallest first: BM x BN, stages. */
 #define FMLP_TMA_CONFIGS(X) \
     X(64x64, 1, 64, 6)      \
     X(64x128, 1, 128, 4)    \
@@ -233,10 +233,9 @@ constexpr int TMA_CONFIGS = (int)(sizeof tma_table / sizeof tma_table[0]);
 int tma_pick(const fmlp_cu_gemm_args *a)
 {
     const int64_t sms = a->sm_count > 0 ? a->sm_count : 132;
-    const int order[3] = {2, 1, 0};
-    for (int i : order) {
-        const int64_t tiles = ((a->m + tma_table[i].bm - 1) / tma_table[i].bm) * ((a->nw + tma_table[i].bn - 1) / tma_table[i].bn);
-        if (tiles >= sms) return i;
+    for (int i = TMA_CONFIGS - 1; i > 0; i--) {
+        const tma_entry &e = tma_table[i];
+        if (((a->m + e.bm - 1) / e.bm) * ((a->nw + e.bn - 1) / e.bn) >= sms) return i;
     }
     return 0;
 }
