@@ -131,16 +131,7 @@ static void profile_mode(fmlp_ctx *ctx, fwd *f, int want)
     }
     const json_value *root = json_doc_root(d), *evs = json_get(root, "traceEvents");
     tc_check_trace(root, mode);
-    int steps = 0;
-    for (size_t i = 0; i < json_len(evs); i++) {
-        const json_value *e = json_at(evs, i);
-        const char *name = json_get_str(e, "name"), *ph = json_get_str(e, "ph");
-        if (!name || !ph || strcmp(ph, "X") != 0 || strncmp(name, "ProfilerStep#", 13) != 0) continue;
-        steps++;
-        double a = json_get_num(e, "ts", 0), b = a + json_get_num(e, "dur", 0);
-        int got = tc_kernels_in(evs, a, b);
-        tu_check(got == want, "%s %s: %d kernels (distinct correlation ids), want %d", mode, name, got, want);
-    }
+    const int steps = tc_check_step_kernels(evs, mode, want);
     tu_check(steps == 2, "%s: 2 ProfilerStep spans (steps 2 and 3), got %d", mode, steps);
     tu_check(bad_nesting(evs) == 0, "%s: every kernel's External id is an enclosing fmlp:: op", mode);
     json_free(d);

@@ -28,16 +28,7 @@ static char *slurp(const char *path, size_t *len)
 /* Distinct correlation ids of kernel events starting inside each step. */
 static void check_counts(const json_value *evs, const char *mode, int want)
 {
-    int steps = 0;
-    for (size_t i = 0; i < json_len(evs); i++) {
-        const json_value *s = json_at(evs, i);
-        const char *name = json_get_str(s, "name"), *ph = json_get_str(s, "ph");
-        if (!name || !ph || strcmp(ph, "X") != 0 || strncmp(name, "ProfilerStep#", 13) != 0) continue;
-        steps++;
-        double a = json_get_num(s, "ts", 0), b = a + json_get_num(s, "dur", 0);
-        int n = tc_kernels_in(evs, a, b);
-        tu_check(n == want, "%s %s: %d kernels (distinct correlation ids), want %d", mode, name, n, want);
-    }
+    const int steps = tc_check_step_kernels(evs, mode, want);
     tu_check(steps == 3, "%s: 3 active steps recorded (got %d)", mode, steps);
 }
 

@@ -35,6 +35,23 @@ static inline int tc_kernels_in(const json_value *evs, double a, double b)
     return n;
 }
 
+/* Checks that every ProfilerStep span holds `want` kernels (distinct
+ * correlation ids starting inside it); returns how many steps it saw. */
+static inline int tc_check_step_kernels(const json_value *evs, const char *label, int want)
+{
+    int steps = 0;
+    for (size_t i = 0; i < json_len(evs); i++) {
+        const json_value *e = json_at(evs, i);
+        const char *name = json_get_str(e, "name"), *ph = json_get_str(e, "ph");
+        if (!name || !ph || strcmp(ph, "X") != 0 || strncmp(name, "ProfilerStep#", 13) != 0) continue;
+        steps++;
+        const double a = json_get_num(e, "ts", 0), b = a + json_get_num(e, "dur", 0);
+        const int got = tc_kernels_in(evs, a, b);
+        tu_check(got == want, "%s %s: %d kernels (distinct correlation ids), want %d", label, name, got, want);
+    }
+    return steps;
+}
+
 static int tc_by_lane_ts(const void *a, const void *b)
 {
     const tc_span *x = a, *y = b;
