@@ -1,9 +1,14 @@
 /* Why: the CPU and CUDA backends never see each other; both implement this
- * table and the rest of the library speaks only to it. Entries marked
- * optional may be NULL. */
+ * table and the rest of the library speaks only to it, finding a device's
+ * backend through the registry (core/registry.c) and asking the table what
+ * it can do instead of testing which device it is. Entries marked optional
+ * may be NULL. */
 #ifndef FMLP_CORE_BACKEND_H
 #define FMLP_CORE_BACKEND_H
 
+#include <stdio.h>
+
+#include "core/device_props.h"
 #include "core/kernel.h"
 #include "fmlp.h"
 
@@ -11,8 +16,17 @@ struct fmlp_profiler;
 
 typedef struct fmlp_backend {
     const char *name; /* "cpu", "cuda" */
+    fmlp_device device;
     fmlp_status (*init)(fmlp_ctx *ctx, const fmlp_ctx_options *opt);
     void (*fini)(fmlp_ctx *ctx);
+
+    /* Whether MLPs of `block` in `dtype` run here under `mode` (AUTO: under
+     * every mode). When not, `why` says so and what to use instead. */
+    bool (*supports)(fmlp_block block, fmlp_dtype dtype, fmlp_mode mode, char *why, size_t why_len);
+    /* Devices of this kind on the machine (optional: NULL means one, the host). */
+    int (*device_count)(void);
+    /* Prints this backend's part of `fmlp info` (optional). */
+    void (*print_info)(FILE *f);
 
     /* Re-lays out one Linear weight (n, k) row-major in `dtype` on the host,
      * with optional bias (n), for this backend's GEMM kernels. */
@@ -74,13 +88,21 @@ typedef struct fmlp_backend {
      * returns a mode other than FMLP_MODE_AUTO and says why in `why`, or
      * FMLP_MODE_AUTO to leave the plan's default (fused). */
     fmlp_mode (*auto_mode)(fmlp_ctx *ctx, fmlp_block block, fmlp_dtype dtype, int64_t rows, char *why, size_t why_len);
-    /* Kineto's "deviceProperties" entry for the context's device: one JSON
-     * object written to buf (NUL-terminated); returns its length, or -1. */
-    int (*device_json)(fmlp_ctx *ctx, char *buf, size_t cap);
+    /* Describes the context's device for the trace's "deviceProperties";
+     * false when it cannot. */
+    bool (*device_props)(fmlp_ctx *ctx, fmlp_device_props *out);
 } fmlp_backend;
 
+/* The backend that runs `device`; fails for an unknown device, or for a
+ * backend this build lacks (the message says how to get it). */
+fmlp_status fmlp_backend_find(fmlp_device device, const fmlp_backend **out);
+/* The backends built in, host first: i = 0 .. fmlp_backend_count() - 1. */
+int fmlp_backend_count(void);
+const fmlp_backend *fmlp_backend_at(int i);
+
+/* The registry's sources; fmlp_cuda_backend_get is NULL when the library was
+ * built without CUDA (core/no_cuda.c). */
 extern const fmlp_backend fmlp_cpu_backend;
-/* NULL when the library was built without CUDA. */
 const fmlp_backend *fmlp_cuda_backend_get(void);
 
 #endif

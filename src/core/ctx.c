@@ -24,23 +24,15 @@ fmlp_status fmlp_ctx_create(const fmlp_ctx_options *opt, fmlp_ctx **out)
     if (o.threads < 0 || o.threads > 1024)
         return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "threads = %d is out of range; use 0 (one per core) or 1..1024", o.threads);
     const fmlp_backend *be;
-    if (o.device == FMLP_DEVICE_CPU) {
-        be = &fmlp_cpu_backend;
-    } else if (o.device == FMLP_DEVICE_CUDA) {
-        be = fmlp_cuda_backend_get();
-        if (!be)
-            return fmlp_fail(FMLP_ERR_UNSUPPORTED,
-                             "this fmlp was built without the CUDA backend; rebuild on a machine with nvcc (CMake finds it) or use --device cpu");
-    } else {
-        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "device %d is not a device; use FMLP_DEVICE_CPU or FMLP_DEVICE_CUDA", (int)o.device);
-    }
+    fmlp_status s = fmlp_backend_find(o.device, &be);
+    if (s != FMLP_OK) return s;
     fmlp_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory creating a context");
     ctx->device = o.device;
     ctx->device_index = o.device_index;
     ctx->be = be;
     pthread_mutex_init(&ctx->ws_lock, NULL);
-    fmlp_status s = be->init(ctx, &o);
+    s = be->init(ctx, &o);
     if (s != FMLP_OK) {
         pthread_mutex_destroy(&ctx->ws_lock);
         free(ctx);

@@ -1,9 +1,5 @@
-/* Why: a build without nvcc still links and answers "no CUDA" politely. */
-#include <stdio.h>
-
+/* Why: a build without nvcc still links; the registry then finds no CUDA
+ * backend and says how to get one. */
 #include "core/backend.h"
-#include "core/cuda_entry.h"
 
 const fmlp_backend *fmlp_cuda_backend_get(void) { return NULL; }
-int fmlp_cuda_device_count(void) { return 0; }
-void fmlp_cuda_print_info(FILE *f) { fprintf(f, "CUDA backend: not built (no nvcc at configure time)\n"); }

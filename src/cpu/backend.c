@@ -10,6 +10,7 @@
 #include "core/internal.h"
 #include "cpu/features.h"
 #include "cpu/gemm.h"
+#include "cpu/info.h"
 #include "cpu/pointwise.h"
 #include "profiler/hook.h"
 
@@ -190,10 +191,25 @@ static fmlp_status cpu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k
     return FMLP_OK;
 }
 
+static bool cpu_supports(fmlp_block block, fmlp_dtype dtype, fmlp_mode mode, char *why, size_t why_len)
+{
+    (void)block;
+    (void)mode;
+    if (dtype == FMLP_F16) {
+        snprintf(why, why_len, "f16 runs on CUDA only; on the CPU use bf16 or f32");
+        return false;
+    }
+    if (why_len) why[0] = 0;
+    return true;
+}
+
 const fmlp_backend fmlp_cpu_backend = {
     .name = "cpu",
+    .device = FMLP_DEVICE_CPU,
     .init = cpu_init,
     .fini = cpu_fini,
+    .supports = cpu_supports,
+    .print_info = cpu_print_info,
     .pack = cpu_pack,
     .pack_glu = cpu_pack_glu,
     .unpack = cpu_unpack,

@@ -1,12 +1,15 @@
-/* Why: the CUDA backend is split by concern (device and memory, cuBLASLt,
- * graphs, CUPTI); this is the state they share, one per context, and the
- * packed-weight record every GEMM path reads. */
+/* Why: the CUDA backend is split by concern (status.c, discovery.c,
+ * memory.c, weights.c, dispatch.c, policy.c, lt.c, graph.c, cupti.c); this
+ * is the state they share, one per context, the packed-weight record every
+ * GEMM path reads, and each file's entry points. status.c is the leaf every
+ * other file may call; backend.c only assembles the table. */
 #ifndef FMLP_CUDA_INTERNAL_H
 #define FMLP_CUDA_INTERNAL_H
 
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
@@ -84,6 +87,8 @@ typedef struct {
 
 static inline fmlp_cu_state *fmlp_cu_state_of(fmlp_ctx *ctx) { return (fmlp_cu_state *)ctx->be_state; }
 
+/* ---- status.c */
+
 /* A failed CUDA call as a status with a message naming the call. */
 fmlp_status fmlp_cu_fail(cudaError_t e, const char *what);
 /* The stream kernels go to on the calling thread (the capture stream while
@@ -91,20 +96,65 @@ fmlp_status fmlp_cu_fail(cudaError_t e, const char *what);
 cudaStream_t fmlp_cu_stream(fmlp_cu_state *st);
 void fmlp_cu_set_capturing(fmlp_cu_state *st, bool on);
 
-/* cuBLASLt: out (m, n) = x (m, k) · wᵀ + bias, the way aten::addmm runs. */
+/* ---- discovery.c: devices, a context's device state, descriptions */
+
+int fmlp_cu_device_count(void);
+fmlp_status fmlp_cu_init(fmlp_ctx *ctx, const fmlp_ctx_options *opt);
+void fmlp_cu_fini(fmlp_ctx *ctx);
+void fmlp_cu_print_info(FILE *f);
+bool fmlp_cu_device_props(fmlp_ctx *ctx, fmlp_device_props *out);
+
+/* ---- memory.c: the caching allocator, copies, device-pointer checks */
+
+fmlp_status fmlp_cu_alloc(fmlp_ctx *ctx, size_t bytes, void **out);
+void fmlp_cu_free(fmlp_ctx *ctx, void *p);
+/* Frees every allocation the context still holds (context teardown). */
+void fmlp_cu_memory_release(fmlp_cu_state *st);
+fmlp_status fmlp_cu_copy(fmlp_ctx *ctx, void *dst, fmlp_device dst_dev, const void *src, fmlp_device src_dev,
+                         size_t bytes);
+fmlp_status fmlp_cu_copy2d(fmlp_ctx *ctx, void *dst, size_t dld, fmlp_device dst_dev, const void *src, size_t sld,
+                           fmlp_device src_dev, size_t row_bytes, size_t rows);
+fmlp_status fmlp_cu_synchronize(fmlp_ctx *ctx);
+/* FMLP_OK when p is device (or managed) memory, aligned to an element of dt
+ * when `element`; else a message naming `what`. */
+fmlp_status fmlp_cu_check_device_ptr(fmlp_cu_state *st, const char *what, const void *p, fmlp_dtype dt, bool element);
+
+/* ---- weights.c: upload and re-layout */
+
+fmlp_status fmlp_cu_pack(fmlp_ctx *ctx, fmlp_dtype dtype, const void *w, const void *b, int64_t n, int64_t k,
+                         void **packed);
+fmlp_status fmlp_cu_pack_glu(fmlp_ctx *ctx, fmlp_dtype dtype, const void *wg, const void *bg, const void *wu,
+                             const void *bu, int64_t n, int64_t k, void **packed);
+void fmlp_cu_unpack(fmlp_ctx *ctx, void *packed);
+
+/* ---- dispatch.c: naming and launching planned kernels */
+
+void fmlp_cu_name_kernel(fmlp_ctx *ctx, fmlp_dtype dtype, fmlp_kernel *k);
+fmlp_status fmlp_cu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k, const void *packed,
+                        const fmlp_tensor *in0, const fmlp_tensor *in1, fmlp_tensor *out, int64_t correlation);
+
+/* ---- policy.c: what this backend runs and what `auto` picks */
+
+bool fmlp_cu_supports(fmlp_block block, fmlp_dtype dtype, fmlp_mode mode, char *why, size_t why_len);
+fmlp_mode fmlp_cu_auto_mode(fmlp_ctx *ctx, fmlp_block block, fmlp_dtype dtype, int64_t rows, char *why,
+                            size_t why_len);
+
+/* ---- lt.c: cuBLASLt: out (m, n) = x (m, k) · wᵀ + bias, the way aten::addmm runs. */
 fmlp_status fmlp_cu_lt_init(fmlp_cu_state *st);
 void fmlp_cu_lt_fini(fmlp_cu_state *st);
 fmlp_status fmlp_cu_lt_gemm(fmlp_cu_state *st, cudaStream_t s, fmlp_dtype dt, int64_t m, int64_t n, int64_t k,
                             const void *x, int64_t ldx, const void *w, const void *bias, void *y, int64_t ldy);
 const char *fmlp_cu_lt_name(fmlp_dtype dt, bool bias);
+/* Drops the cached problems that read weight `w` (before it is freed). */
+void fmlp_cu_lt_forget(fmlp_cu_state *st, const void *w);
 
-/* Graphs (backend table entries) and their cache. */
+/* ---- graph.c: CUDA graphs (backend table entries) and their cache */
 fmlp_status fmlp_cu_graph_launch(fmlp_ctx *ctx, const void *key, size_t key_bytes, int64_t correlation, bool *hit);
 fmlp_status fmlp_cu_graph_begin(fmlp_ctx *ctx);
 fmlp_status fmlp_cu_graph_end(fmlp_ctx *ctx, const void *key, size_t key_bytes, int64_t correlation);
 void fmlp_cu_graph_clear(fmlp_cu_state *st);
 
-/* CUPTI (backend table entries) and the launch-side tagging. */
+/* ---- cupti.c: GPU activity (backend table entries) and the launch-side tagging */
 fmlp_status fmlp_cu_prof_start(fmlp_ctx *ctx);
 fmlp_status fmlp_cu_prof_stop(fmlp_ctx *ctx, struct fmlp_profiler *prof);
 bool fmlp_cu_prof_active(void);

@@ -130,6 +130,20 @@ static fmlp_status plan_build(fmlp_cu_state *st, fmlp_cu_lt_plan *p)
     return FMLP_OK;
 }
 
+void fmlp_cu_lt_forget(fmlp_cu_state *st, const void *w)
+{
+    pthread_mutex_lock(&st->lock);
+    int kept = 0;
+    for (int i = 0; i < st->n_lt; i++) {
+        if (st->lt_plans[i].w == w)
+            plan_destroy(&st->lt_plans[i]);
+        else
+            st->lt_plans[kept++] = st->lt_plans[i];
+    }
+    st->n_lt = kept;
+    pthread_mutex_unlock(&st->lock);
+}
+
 fmlp_status fmlp_cu_lt_gemm(fmlp_cu_state *st, cudaStream_t s, fmlp_dtype dt, int64_t m, int64_t n, int64_t k,
                             const void *x, int64_t ldx, const void *w, const void *bias, void *y, int64_t ldy)
 {

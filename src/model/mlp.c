@@ -33,8 +33,9 @@ static fmlp_status check_desc(const fmlp_ctx *ctx, const fmlp_mlp_desc *d)
         return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "activation %d is unknown; use none, gelu, gelu_tanh, silu or relu", (int)d->act);
     if (d->dtype != FMLP_F32 && d->dtype != FMLP_BF16 && d->dtype != FMLP_F16)
         return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "dtype %d is unknown; use f32, bf16 or f16", (int)d->dtype);
-    if (d->dtype == FMLP_F16 && ctx->device == FMLP_DEVICE_CPU)
-        return fmlp_fail(FMLP_ERR_UNSUPPORTED, "f16 runs on CUDA only; on the CPU use bf16 or f32");
+    char why[160];
+    if (!ctx->be->supports(d->block, d->dtype, FMLP_MODE_AUTO, why, sizeof why))
+        return fmlp_fail(FMLP_ERR_UNSUPPORTED, "%s", why);
     return FMLP_OK;
 }
 

@@ -199,7 +199,7 @@ fmlp_status fmlp_mlp_forward(fmlp_mlp *m, fmlp_mode mode, const fmlp_tensor *x, 
 fmlp_status fmlp_mlp_set_graph(fmlp_mlp *m, bool on)
 {
     if (!m) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_mlp_set_graph: mlp is NULL");
-    if (on && m->ctx->device != FMLP_DEVICE_CUDA)
+    if (on && !m->ctx->be->graph_launch)
         return fmlp_fail(FMLP_ERR_UNSUPPORTED, "CUDA graphs need a CUDA context; drop --graph on the CPU");
     m->graph = on;
     return FMLP_OK;

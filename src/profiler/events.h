@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/device_props.h"
 #include "fmlp.h"
 
 typedef enum {
@@ -69,7 +70,8 @@ typedef struct {
     int64_t base_ns;      /* add to t (ns) for Unix-epoch ns */
     const char *origin;   /* "fmlp" or "torch.profiler" (interned) */
     bool oom;             /* an append failed: the set is incomplete */
-    const char *device_json; /* Kineto's deviceProperties entry, or NULL */
+    bool have_device;        /* the backend described its device: */
+    fmlp_device_props device; /* Kineto's deviceProperties entry */
     pe_ceilings ceil;
 } pe_set;
 

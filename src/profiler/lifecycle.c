@@ -88,9 +88,7 @@ static void window_finish(fmlp_profiler *p)
     p->cur.n = w;
     if (!pe_resolve_external_ids(&p->cur) || !pe_give_work_to_kernels(&p->cur)) p->cur.oom = true;
     p->cur.base_ns = epoch_offset_ns();
-    char dev[2048];
-    if (p->ctx->be->device_json && p->ctx->be->device_json(p->ctx, dev, sizeof dev) > 0)
-        p->cur.device_json = pe_intern(&p->cur, dev);
+    p->cur.have_device = p->ctx->be->device_props && p->ctx->be->device_props(p->ctx, &p->cur.device);
     pe_set old = p->done;
     p->done = p->cur;
     p->have_done = true;

@@ -198,17 +198,28 @@ static void put_lanes(FILE *f, const pe_set *s, int64_t t_first)
     free(seen);
 }
 
-/* The backend's own description when it gave one (and it parses), else an
- * id and name per device seen. */
+static void put_device_props(FILE *f, const fmlp_device_props *d)
+{
+    fprintf(f, "{\"id\": %d, \"name\": ", d->id);
+    json_write_string(f, d->name);
+    fprintf(f,
+            ", \"totalGlobalMem\": %zu, \"computeMajor\": %d, \"computeMinor\": %d, \"maxThreadsPerBlock\": %d, "
+            "\"maxThreadsPerMultiprocessor\": %d, \"regsPerBlock\": %d, \"regsPerMultiprocessor\": %d, \"warpSize\": %d, "
+            "\"sharedMemPerBlock\": %zu, \"sharedMemPerMultiprocessor\": %zu, \"numSms\": %d, "
+            "\"sharedMemPerBlockOptin\": %zu}",
+            d->total_global_mem, d->compute_major, d->compute_minor, d->max_threads_per_block, d->max_threads_per_mp,
+            d->regs_per_block, d->regs_per_mp, d->warp_size, d->shared_mem_per_block, d->shared_mem_per_mp, d->num_sms,
+            d->shared_mem_per_block_optin);
+}
+
+/* The backend's own description when it gave one, else an id and name per
+ * device seen. */
 static void put_devices(FILE *f, const pe_set *s)
 {
     int seen[64], n = 0;
     fputs("\"deviceProperties\":[", f);
-    json_doc *d = s->device_json ? json_parse(s->device_json, strlen(s->device_json), NULL) : NULL;
-    bool own = d && json_doc_root(d)->type == JSON_OBJECT;
-    json_free(d);
-    if (own) {
-        fputs(s->device_json, f);
+    if (s->have_device) {
+        put_device_props(f, &s->device);
         fputs("],\n", f);
         return;
     }

@@ -1,16 +1,14 @@
-/* Why: `fmlp info` and bug reports need one honest description of what
- * this build runs on: CPU features, code paths and why any is missing,
- * threads, backends. */
+/* Why: the CPU backend's part of `fmlp info` and bug reports: one honest
+ * description of the CPU, its features, the code paths and why any is
+ * missing, and the default thread count. */
 #include <stdio.h>
 
-#include "core/cuda_entry.h"
 #include "cpu/features.h"
-#include "fmlp.h"
+#include "cpu/info.h"
 
-void fmlp_print_info(FILE *f)
+void cpu_print_info(FILE *f)
 {
     const cpu_features *c = cpu_features_get();
-    fprintf(f, "fmlp %s\n", FMLP_VERSION);
     fprintf(f, "CPU: %s, %d logical cores\n", c->brand, c->cores);
     fprintf(f, "features: avx2=%s fma=%s avx512f=%s avx512bw=%s avx512vl=%s avx512dq=%s avx512_bf16=%s amx_tile=%s amx_bf16=%s amx_granted=%s\n",
             c->avx2 ? "yes" : "no", c->fma ? "yes" : "no", c->avx512f ? "yes" : "no", c->avx512bw ? "yes" : "no",
@@ -24,6 +22,4 @@ void fmlp_print_info(FILE *f)
                 (cpu_path)p == cpu_path_best() ? " (default)" : "");
     }
     fprintf(f, "default threads: %d (one per core; --threads N)\n", c->cores);
-    fprintf(f, "backends: cpu%s\n", fmlp_cuda_backend_get() ? ", cuda" : "");
-    fmlp_cuda_print_info(f);
 }

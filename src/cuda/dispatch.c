@@ -1,0 +1,83 @@
+/* Why: each planned kernel goes to cuBLASLt (plain GEMMs, as aten::addmm
+ * runs them) or to fmlp's own kernels (epilogue GEMMs, pointwise), named
+ * before it runs with the name CUPTI will report, and launched on the
+ * calling thread's stream, tagged for the profiler. */
+#include <stdio.h>
+
+#include "core/error.h"
+#include "cuda/cuda_internal.h"
+#include "cuda/kernels.h"
+
+static int pw_op(fmlp_kernel_kind kind)
+{
+    return kind == FMLP_KERNEL_ACT ? FMLP_CU_PW_ACT : kind == FMLP_KERNEL_MUL ? FMLP_CU_PW_MUL : FMLP_CU_PW_GLU;
+}
+
+static bool uses_lt(const fmlp_cu_state *st, const fmlp_kernel *k)
+{
+    return k->kind == FMLP_KERNEL_GEMM && k->act == FMLP_ACT_NONE && !st->force_own;
+}
+
+void fmlp_cu_name_kernel(fmlp_ctx *ctx, fmlp_dtype dtype, fmlp_kernel *k)
+{
+    fmlp_cu_state *st = fmlp_cu_state_of(ctx);
+    const char *name = "fmlp_cuda_unknown";
+    switch (k->kind) {
+    case FMLP_KERNEL_GEMM:
+    case FMLP_KERNEL_GEMM_GLU: {
+        if (uses_lt(st, k)) {
+            name = fmlp_cu_lt_name(dtype, true);
+            break;
+        }
+        const bool glu = k->kind == FMLP_KERNEL_GEMM_GLU;
+        fmlp_cu_gemm_args a = {dtype, k->act, glu, k->m, k->n, k->k, glu ? 2 * ((k->n + 7) / 8 * 8) : k->n,
+                               NULL, k->k, NULL, NULL, NULL, k->n, st->sm_count};
+        name = fmlp_cu_gemm_name(&a, fmlp_cu_gemm_pick(&a, st->sm_count, st->cc_major));
+        break;
+    }
+    default: {
+        const int64_t v = dtype == FMLP_F32 ? 4 : 8;
+        fmlp_cu_pointwise(NULL, false, dtype, pw_op(k->kind), k->act, k->n % v == 0, k->m, k->n, NULL, 0, NULL, 0, NULL,
+                          0, &name);
+        break;
+    }
+    }
+    snprintf(k->name, sizeof k->name, "%s", name);
+}
+
+fmlp_status fmlp_cu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k, const void *packed,
+                          const fmlp_tensor *in0, const fmlp_tensor *in1, fmlp_tensor *out, int64_t correlation)
+{
+    fmlp_cu_state *st = fmlp_cu_state_of(ctx);
+    fmlp_status s = fmlp_cu_check_device_ptr(st, "input", in0->data, dtype, true);
+    if (s == FMLP_OK && in1) s = fmlp_cu_check_device_ptr(st, "second input", in1->data, dtype, true);
+    if (s == FMLP_OK) s = fmlp_cu_check_device_ptr(st, "output", out->data, dtype, true);
+    if (s != FMLP_OK) return s;
+    const bool gemm = k->kind == FMLP_KERNEL_GEMM || k->kind == FMLP_KERNEL_GEMM_GLU;
+    const fmlp_cu_packed *p = packed;
+    if (gemm && (!p || p->dtype != dtype || p->k != k->k || p->n != k->n || p->glu != (k->kind == FMLP_KERNEL_GEMM_GLU)))
+        return fmlp_fail(FMLP_ERR_INTERNAL, "CUDA %s kernel given weights packed for another shape or dtype",
+                         k->kind == FMLP_KERNEL_GEMM_GLU ? "GEMM_GLU" : "GEMM");
+    if (k->m <= 0) return FMLP_OK;
+    cudaStream_t stream = fmlp_cu_stream(st);
+    const bool tagged = correlation != 0 && fmlp_cu_prof_active();
+    if (tagged) fmlp_cu_prof_push(correlation);
+    cudaError_t e = cudaSuccess;
+    if (gemm && uses_lt(st, k)) {
+        s = fmlp_cu_lt_gemm(st, stream, dtype, k->m, k->n, k->k, in0->data, in0->ld, p->w, p->b, out->data, out->ld);
+    } else if (gemm) {
+        fmlp_cu_gemm_args a = {dtype, k->act, p->glu, k->m, k->n, k->k, p->nw, in0->data, in0->ld, p->w, p->b,
+                               out->data, out->ld, st->sm_count};
+        e = fmlp_cu_gemm(stream, &a, fmlp_cu_gemm_pick(&a, st->sm_count, st->cc_major));
+    } else {
+        const void *b = in1 ? in1->data : NULL;
+        const int64_t ldb = in1 ? in1->ld : 0;
+        const bool vec = fmlp_cu_pw_can_vec(dtype, k->n, in0->data, in0->ld, b, ldb, out->data, out->ld);
+        e = fmlp_cu_pointwise(stream, true, dtype, pw_op(k->kind), k->act, vec, k->m, k->n, in0->data, in0->ld, b, ldb,
+                              out->data, out->ld, NULL);
+    }
+    if (tagged) fmlp_cu_prof_pop();
+    if (s != FMLP_OK) return s;
+    if (e == cudaSuccess) e = cudaGetLastError();
+    return e == cudaSuccess ? FMLP_OK : fmlp_cu_fail(e, k->name[0] ? k->name : "kernel launch");
+}
