@@ -41,6 +41,17 @@ typedef struct {
     void *packed;
 } fmlp_layer;
 
+/* A plan cached for one (mode, rows); plan/cache.c fills and lends these,
+ * fmlp_mlp_drop_plans frees them when the weights change. */
+#define FMLP_PLAN_SLOTS 16
+typedef struct {
+    void *plan; /* a malloc'd fmlp_plan, or NULL */
+    fmlp_mode mode;
+    int64_t rows;
+    int refs;   /* forwards using it now */
+    uint64_t last_use;
+} fmlp_plan_slot;
+
 struct fmlp_mlp {
     fmlp_ctx *ctx;
     fmlp_mlp_desc desc;
@@ -50,6 +61,9 @@ struct fmlp_mlp {
     bool graph;
     pthread_mutex_t pack_lock;
     int packed_ok; /* __atomic access: packings match the weights */
+    pthread_mutex_t plan_lock; /* guards the slots below */
+    fmlp_plan_slot plans[FMLP_PLAN_SLOTS];
+    uint64_t plan_clock;
 };
 
 /* Workspace for one forward: take at least `bytes`, give it back after. */

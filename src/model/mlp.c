@@ -95,6 +95,7 @@ fmlp_status fmlp_mlp_create(fmlp_ctx *ctx, const fmlp_mlp_desc *desc, uint64_t s
     if (d->block == FMLP_BLOCK_GATED) d->layers = 3;
     if (d->block == FMLP_BLOCK_STACK && d->layers == 1) d->hidden = 0;
     pthread_mutex_init(&m->pack_lock, NULL);
+    pthread_mutex_init(&m->plan_lock, NULL);
     if (d->block == FMLP_BLOCK_GATED) {
         m->n_layers = 3;
         name_layer(&m->layers[0], "gate_proj");
@@ -124,8 +125,19 @@ fmlp_status fmlp_mlp_create(fmlp_ctx *ctx, const fmlp_mlp_desc *desc, uint64_t s
     return FMLP_OK;
 }
 
+void fmlp_mlp_drop_plans(fmlp_mlp *m)
+{
+    pthread_mutex_lock(&m->plan_lock);
+    for (int i = 0; i < FMLP_PLAN_SLOTS; i++) {
+        free(m->plans[i].plan);
+        memset(&m->plans[i], 0, sizeof m->plans[i]);
+    }
+    pthread_mutex_unlock(&m->plan_lock);
+}
+
 static void drop_packings(fmlp_mlp *m)
 {
+    fmlp_mlp_drop_plans(m);
     const fmlp_backend *be = m->ctx->be;
     for (int i = 0; i < m->n_layers; i++) {
         if (m->layers[i].packed) be->unpack(m->ctx, m->layers[i].packed);
@@ -145,6 +157,7 @@ void fmlp_mlp_destroy(fmlp_mlp *m)
         free(m->layers[i].b);
     }
     pthread_mutex_destroy(&m->pack_lock);
+    pthread_mutex_destroy(&m->plan_lock);
     free(m);
 }
 

@@ -9,6 +9,10 @@
  * safe to call from concurrent forwards. */
 fmlp_status fmlp_mlp_ensure_packed(fmlp_mlp *m);
 
+/* Frees the cached plans (none may be in use: weights change only between
+ * forwards). */
+void fmlp_mlp_drop_plans(fmlp_mlp *m);
+
 /* Activations in double: the oracle every kernel is tested against. */
 double fmlp_act_ref(fmlp_act act, double x);
 

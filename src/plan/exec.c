@@ -151,8 +151,8 @@ fmlp_status fmlp_mlp_forward(fmlp_mlp *m, fmlp_mode mode, const fmlp_tensor *x, 
         return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "a CPU context needs host tensors; x or y is marked as device memory");
     s = fmlp_mlp_ensure_packed(m);
     if (s != FMLP_OK) return s;
-    fmlp_plan p;
-    s = fmlp_plan_build(m, mode, x->rows, &p);
+    const fmlp_plan *p;
+    s = fmlp_plan_get(m, mode, x->rows, &p);
     if (s != FMLP_OK) return s;
 
     /* Workspace: the plan's temporaries, plus device copies of host x/y on a GPU context. */
@@ -160,7 +160,7 @@ fmlp_status fmlp_mlp_forward(fmlp_mlp *m, fmlp_mode mode, const fmlp_tensor *x, 
     size_t es = fmlp_dtype_size(d->dtype), off[FMLP_BUF_COUNT] = {0}, total = 0;
     for (int b = FMLP_BUF_T0; b < FMLP_BUF_COUNT; b++) {
         off[b] = total;
-        total += ((size_t)(rows * p.t_cols[b]) * es + 63) & ~(size_t)63;
+        total += ((size_t)(rows * p->t_cols[b]) * es + 63) & ~(size_t)63;
     }
     bool stage_x = ctx->device != FMLP_DEVICE_CPU && x->device == FMLP_DEVICE_CPU;
     bool stage_y = ctx->device != FMLP_DEVICE_CPU && y->device == FMLP_DEVICE_CPU;
@@ -171,13 +171,16 @@ fmlp_status fmlp_mlp_forward(fmlp_mlp *m, fmlp_mode mode, const fmlp_tensor *x, 
     fmlp_ws_block *ws = NULL;
     if (total) {
         s = fmlp_ws_take(ctx, total, &ws);
-        if (s != FMLP_OK) return s;
+        if (s != FMLP_OK) {
+            fmlp_plan_release(m, p);
+            return s;
+        }
     }
     fmlp_tensor bufs[FMLP_BUF_COUNT];
     bufs[FMLP_BUF_X] = *x;
     bufs[FMLP_BUF_Y] = *y;
     for (int b = FMLP_BUF_T0; b < FMLP_BUF_COUNT; b++) {
-        bufs[b] = fmlp_tensor_view(ws ? (char *)ws->data + off[b] : NULL, d->dtype, rows, p.t_cols[b], p.t_cols[b]);
+        bufs[b] = fmlp_tensor_view(ws ? (char *)ws->data + off[b] : NULL, d->dtype, rows, p->t_cols[b], p->t_cols[b]);
         bufs[b].device = ctx->device;
     }
     if (stage_x) {
@@ -189,10 +192,11 @@ fmlp_status fmlp_mlp_forward(fmlp_mlp *m, fmlp_mode mode, const fmlp_tensor *x, 
         bufs[FMLP_BUF_Y] = fmlp_tensor_view((char *)ws->data + off_y, d->dtype, rows, d->out_dim, d->out_dim);
         bufs[FMLP_BUF_Y].device = ctx->device;
     }
-    if (s == FMLP_OK) s = run_plan(m, &p, bufs);
+    if (s == FMLP_OK) s = run_plan(m, p, bufs);
     if (s == FMLP_OK && stage_y) s = fmlp_tensor_copy(ctx, y, &bufs[FMLP_BUF_Y]);
     if (s == FMLP_OK && (stage_x || stage_y)) s = fmlp_ctx_synchronize(ctx);
     fmlp_ws_give(ctx, ws);
+    fmlp_plan_release(m, p);
     return s;
 }
 

@@ -19,6 +19,11 @@ typedef struct {
 /* Builds the plan; rows must be >= 1. */
 fmlp_status fmlp_plan_build(const fmlp_mlp *m, fmlp_mode mode, int64_t rows, fmlp_plan *out);
 
+/* The cached plan for (mode, rows), built on first use; give it back with
+ * fmlp_plan_release when the forward is done. Safe from concurrent forwards. */
+fmlp_status fmlp_plan_get(fmlp_mlp *m, fmlp_mode mode, int64_t rows, const fmlp_plan **out);
+void fmlp_plan_release(fmlp_mlp *m, const fmlp_plan *p);
+
 /* The mode AUTO runs for this MLP and row count, and why. */
 fmlp_mode fmlp_plan_auto(const fmlp_mlp *m, int64_t rows, char *why, size_t why_len);
 
