@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/act_ref.h"
 #include "cpu/features.h"
 #include "cpu/gemm.h"
 #include "cpu/pool.h"
@@ -18,18 +19,6 @@
 
 static const fmlp_act k_acts[] = {FMLP_ACT_NONE, FMLP_ACT_GELU, FMLP_ACT_GELU_TANH, FMLP_ACT_SILU, FMLP_ACT_RELU};
 #define N_ACTS 5
-
-/* PyTorch's definitions, in double. */
-static double ref_act(fmlp_act act, double x)
-{
-    switch (act) {
-    case FMLP_ACT_GELU: return 0.5 * x * erfc(-x / sqrt(2.0));
-    case FMLP_ACT_GELU_TANH: return 0.5 * x * (1.0 + tanh(sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
-    case FMLP_ACT_SILU: return x / (1.0 + exp(-x));
-    case FMLP_ACT_RELU: return isnan(x) ? x : x > 0 ? x : 0.0;
-    default: return x;
-    }
-}
 
 /* One problem: inputs as stored, and as doubles for the reference. */
 typedef struct {
@@ -97,7 +86,7 @@ static double *reference(const problem *q, fmlp_act act, double *scale)
     double s2 = 0;
     for (int64_t i = 0; i < q->m; i++)
         for (int64_t j = 0; j < q->n; j++) {
-            double v = ref_act(act, dot(q, q->w064, q->b064, i, j)), s = abs_dot(q, q->w064, q->b064, i, j);
+            double v = fmlp_act_ref(act, dot(q, q->w064, q->b064, i, j)), s = abs_dot(q, q->w064, q->b064, i, j);
             if (q->glu) {
                 v *= dot(q, q->w164, q->b164, i, j);
                 s *= abs_dot(q, q->w164, q->b164, i, j);

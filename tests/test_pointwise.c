@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/act_ref.h"
 #include "core/dtype.h"
 #include "cpu/features.h"
 #include "cpu/pointwise.h"
@@ -18,20 +19,9 @@ static const fmlp_act k_acts[] = {FMLP_ACT_NONE, FMLP_ACT_GELU, FMLP_ACT_GELU_TA
 #define N_ACTS 5
 static const char *k_kinds[] = {"act", "mul", "glu"};
 
-static double ref_act(fmlp_act act, double x)
-{
-    switch (act) {
-    case FMLP_ACT_GELU: return 0.5 * x * erfc(-x / sqrt(2.0));
-    case FMLP_ACT_GELU_TANH: return 0.5 * x * (1.0 + tanh(sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
-    case FMLP_ACT_SILU: return x / (1.0 + exp(-x));
-    case FMLP_ACT_RELU: return isnan(x) ? x : x > 0 ? x : 0.0;
-    default: return x;
-    }
-}
-
 static double ref_op(cpu_pw_kind kind, fmlp_act act, double a, double b)
 {
-    return kind == CPU_PW_ACT ? ref_act(act, a) : kind == CPU_PW_MUL ? a * b : ref_act(act, a) * b;
+    return kind == CPU_PW_ACT ? fmlp_act_ref(act, a) : kind == CPU_PW_MUL ? a * b : fmlp_act_ref(act, a) * b;
 }
 
 static size_t esz(fmlp_dtype dt) { return dt == FMLP_F32 ? 4 : 2; }
@@ -111,7 +101,7 @@ static void test_accuracy(cpu_pool *pool, cpu_path path)
         cpu_pointwise_run(pool, path, FMLP_F32, CPU_PW_ACT, k_acts[a], x, N, NULL, 0, y, N, 1, N, NULL);
         double worst_ulp = 0, worst_rel = 0;
         for (int i = 0; i < N; i++) {
-            double xd = x[i], r = ref_act(k_acts[a], xd);
+            double xd = x[i], r = fmlp_act_ref(k_acts[a], xd);
             if (k_acts[a] == FMLP_ACT_GELU_TANH)
                 r = xd / (1.0 + exp(-2.0 * sqrt(2.0 / M_PI) * (xd + 0.044715 * xd * xd * xd)));
             if (fabs(r) < 1e-30) continue;
@@ -155,7 +145,7 @@ static void test_specials(cpu_pool *pool, cpu_path path, fmlp_dtype dt)
         cpu_pointwise_run(pool, path, dt, CPU_PW_ACT, k_acts[k], a, N, NULL, 0, o, N, 1, N, NULL);
         bool ok = true;
         for (int i = 0; i < N; i++) {
-            double want = ref_act(k_acts[k], tu_get(dt, a, i)), got = tu_get(dt, o, i);
+            double want = fmlp_act_ref(k_acts[k], tu_get(dt, a, i)), got = tu_get(dt, o, i);
             if (!same_class(got, want)) {
                 ok = false;
                 printf("  %s(%g) = %g, want %g\n", fmlp_act_name(k_acts[k]), tu_get(dt, a, i), got, want);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <vector>
 
+#include "core/act_ref.h"
 #include "cuda/kernels.h"
 #include "fmlp.h"
 
@@ -51,16 +52,6 @@ static double get(int dt, const void *p, size_t i)
     if (dt == FMLP_BF16) return __bfloat162float(((const __nv_bfloat16 *)p)[i]);
     if (dt == FMLP_F16) return __half2float(((const __half *)p)[i]);
     return ((const float *)p)[i];
-}
-static double act_d(int act, double x)
-{
-    switch (act) {
-    case FMLP_ACT_GELU: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
-    case FMLP_ACT_GELU_TANH: return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
-    case FMLP_ACT_SILU: return x / (1.0 + exp(-x));
-    case FMLP_ACT_RELU: return x > 0 ? x : 0;
-    default: return x;
-    }
 }
 static const char *dtn(int dt) { return dt == FMLP_F32 ? "f32" : dt == FMLP_BF16 ? "bf16" : "f16"; }
 static double tol(int dt) { return dt == FMLP_F32 ? 1e-5 : dt == FMLP_BF16 ? 1e-2 : 2e-3; }
@@ -137,7 +128,7 @@ static void check_gemm(int dt, bool glu, int act, int64_t m, int64_t n, int64_t 
                 g += xs[i * k + j] * wg[c * k + j];
                 if (glu) u += xs[i * k + j] * wu[c * k + j];
             }
-            const double ref = glu ? act_d(act, g) * u : act_d(act, g);
+            const double ref = fmlp_act_ref((fmlp_act)act, g) * (glu ? u : 1.0);
             const double got = get(dt, ho.data(), i * ldo + c);
             const double d = got - ref;
             num += isfinite(got) ? d * d : INFINITY;
@@ -186,7 +177,8 @@ static void check_pw(int dt, int op, int act, int64_t rows, int64_t cols, int64_
         for (int64_t c = 0; c < cols; c++) {
             const size_t i = r * ld + c;
             const double a = get(dt, ha.data(), i), b = get(dt, hb.data(), i);
-            const double ref = op == FMLP_CU_PW_ACT ? act_d(act, a) : op == FMLP_CU_PW_MUL ? a * b : act_d(act, a) * b;
+            const double y = op == FMLP_CU_PW_MUL ? a : fmlp_act_ref((fmlp_act)act, a);
+            const double ref = op == FMLP_CU_PW_ACT ? y : y * b;
             const double got = get(dt, ho.data(), i);
             num += isfinite(got) ? (got - ref) * (got - ref) : INFINITY;
             den += ref * ref;

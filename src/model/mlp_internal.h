@@ -9,7 +9,4 @@
  * safe to call from concurrent forwards. */
 fmlp_status fmlp_mlp_ensure_packed(fmlp_mlp *m);
 
-/* Activations in double: the oracle every kernel is tested against. */
-double fmlp_act_ref(fmlp_act act, double x);
-
 #endif
