@@ -194,6 +194,49 @@ static void check_pw(int dt, int op, int act, int64_t rows, int64_t cols, int64_
     cudaFree(dout);
 }
 
+/* IEEE specials through one pointwise kernel: NaN stays NaN, and Inf,
+ * huge and tiny inputs land where the double reference (rounded to the
+ * dtype) says, as PyTorch computes them. */
+static void check_pw_specials(int dt, int op, int act)
+{
+    static const double xs[] = {NAN, INFINITY, -INFINITY, 0.0, 1e30, -1e30, 100.0, -100.0, 3.0, -3.0, 1e-3};
+    const int64_t n = sizeof xs / sizeof xs[0];
+    const size_t es = esize(dt);
+    std::vector<char> ha(n * es), hb(n * es), ho(n * es);
+    for (int64_t i = 0; i < n; i++) {
+        put(dt, ha.data(), i, xs[i]);
+        put(dt, hb.data(), i, 1.5);
+    }
+    void *da, *db, *dout;
+    CK(cudaMalloc(&da, ha.size()));
+    CK(cudaMalloc(&db, hb.size()));
+    CK(cudaMalloc(&dout, ho.size()));
+    CK(cudaMemcpy(da, ha.data(), ha.size(), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(db, hb.data(), hb.size(), cudaMemcpyHostToDevice));
+    CK(cudaMemset(dout, 0, ho.size()));
+    const char *name = "";
+    CK(fmlp_cu_pointwise(0, true, dt, op, act, false, 1, n, da, n, db, n, dout, n, &name));
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(ho.data(), dout, ho.size(), cudaMemcpyDeviceToHost));
+    bool ok = true;
+    for (int64_t i = 0; i < n; i++) {
+        const double a = get(dt, ha.data(), i), y = fmlp_act_ref((fmlp_act)act, a);
+        const double want = rounded(dt, op == FMLP_CU_PW_ACT ? y : y * 1.5), got = get(dt, ho.data(), i);
+        bool same = isnan(want) ? isnan(got)
+                    : isinf(want) ? got == want
+                    : fabs(want) < 1.2e-38 ? fabs(got) < 1.2e-38 /* an exact exp may flush to 0 */
+                                           : isfinite(got) && fabs(got - want) <= 1e-2 * fabs(want);
+        if (!same) printf("     %s(%g) = %g, want %g\n", name, a, got, want);
+        ok = ok && same;
+    }
+    checks++;
+    if (!ok) fails++;
+    printf("%s pw   %-28s NaN, +-Inf, huge and tiny inputs\n", ok ? "ok  " : "FAIL", name);
+    cudaFree(da);
+    cudaFree(db);
+    cudaFree(dout);
+}
+
 static float time_it(cudaStream_t s, const fmlp_cu_gemm_args *a, kv v, int iters)
 {
     cudaEvent_t e0, e1;
@@ -260,10 +303,11 @@ int main(void)
             }
         }
         for (int op = 0; op < 3; op++)
-            for (int act = 1; act <= 4; act++) {
+            for (int act = 1; act < FMLP_ACT_COUNT; act++) {
                 if (op == FMLP_CU_PW_MUL && act > 1) continue;
                 check_pw(dt, op, act, 37, 200, 208, true);
                 check_pw(dt, op, act, 37, 203, 205, false);
+                if (op != FMLP_CU_PW_MUL) check_pw_specials(dt, op, act);
             }
     }
 
