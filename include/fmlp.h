@@ -83,7 +83,8 @@ const char *fmlp_status_name(fmlp_status s);
     X(FMLP_ACT_GELU, gelu, geglu_erf, gelu)       /* exact, erf-based */       \
     X(FMLP_ACT_GELU_TANH, gelu_tanh, geglu, gelu) /* tanh approximation */     \
     X(FMLP_ACT_SILU, silu, swiglu, silu)                                       \
-    X(FMLP_ACT_RELU, relu, reglu, relu)
+    X(FMLP_ACT_RELU, relu, reglu, relu)                                        \
+    X(FMLP_ACT_RELU2, relu2, relu2glu, relu2)     /* relu(x)^2 (Primer, Nemotron) */
 
 #define FMLP_ENUMERATOR_(e, ...) e,
 #define FMLP_COUNT_ROW_(e, ...) +1

@@ -18,6 +18,7 @@ static inline double fmlp_act_ref(fmlp_act act, double x)
     case FMLP_ACT_GELU_TANH: return 0.5 * x * (1.0 + tanh(sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
     case FMLP_ACT_SILU: return x / (1.0 + exp(-x));
     case FMLP_ACT_RELU: return isnan(x) ? x : x > 0 ? x : 0.0;
+    case FMLP_ACT_RELU2: return isnan(x) ? x : x > 0 ? x * x : 0.0;
     default: return x;
     }
 }

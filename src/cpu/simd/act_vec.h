@@ -111,6 +111,10 @@ static inline actv actv_apply(fmlp_act act, actv x)
     case FMLP_ACT_GELU_TANH: return actv_gelu_tanh(x);
     case FMLP_ACT_SILU: return actv_div(x, actv_add(actv_set1(1.0f), actv_exp(actv_sub(actv_zero(), x))));
     case FMLP_ACT_RELU: return actv_max(actv_zero(), x); /* max returns its second operand for NaN */
+    case FMLP_ACT_RELU2: {
+        actv r = actv_max(actv_zero(), x);
+        return actv_mul(r, r); /* one rounding, as the scalar path's */
+    }
     default: return x;
     }
 }
