@@ -5,7 +5,6 @@
  * Every activation of the table is also swept gated and in a stack, so a new
  * one is covered without a case of its own. */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,15 +67,13 @@ static void check_every_act(fmlp_ctx *ctx, const char *path)
 {
     static const int64_t rows[] = {3, 17};
     for (int a = FMLP_ACT_NONE + 1; a < FMLP_ACT_COUNT; a++) {
-        char gated[32], stack[32];
-        snprintf(gated, sizeof gated, "gated-%s", fmlp_act_name((fmlp_act)a));
-        snprintf(stack, sizeof stack, "stack-%s-3+bias", fmlp_act_name((fmlp_act)a));
-        const tu_shape_case cs[] = {{gated, FMLP_BLOCK_GATED, (fmlp_act)a, 0, 19, 35, 0, true},
-                                    {stack, FMLP_BLOCK_STACK, (fmlp_act)a, 3, 21, 37, 13, true}};
+        tu_act_sweep s;
+        tu_act_sweep_for((fmlp_act)a, 19, 37, 13, &s);
         for (int c = 0; c < 2; c++)
             for (int dt = FMLP_F32; dt <= FMLP_BF16; dt++)
                 for (int mode = 0; mode < FMLP_MODE_COUNT; mode++)
-                    for (int r = 0; r < 2; r++) check_one(ctx, path, &cs[c], (fmlp_dtype)dt, (fmlp_mode)mode, rows[r]);
+                    for (int r = 0; r < 2; r++)
+                        check_one(ctx, path, &s.cases[c], (fmlp_dtype)dt, (fmlp_mode)mode, rows[r]);
     }
 }
 

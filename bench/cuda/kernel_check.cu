@@ -149,6 +149,31 @@ static void check_gemm(int dt, bool glu, int act, int64_t m, int64_t n, int64_t 
     cudaFree(dout);
 }
 
+/* Runs one pointwise kernel on host data (rows x cols, row stride ld, output
+ * poisoned on the device first) and brings its output back; false when the
+ * vector variant cannot take these pointers and strides. */
+static bool run_pw(int dt, int op, int act, bool vec, int64_t rows, int64_t cols, int64_t ld,
+                   const std::vector<char> &ha, const std::vector<char> &hb, std::vector<char> &ho, const char **name)
+{
+    void *da, *db, *dout;
+    CK(cudaMalloc(&da, ha.size()));
+    CK(cudaMalloc(&db, hb.size()));
+    CK(cudaMalloc(&dout, ho.size()));
+    CK(cudaMemcpy(da, ha.data(), ha.size(), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(db, hb.data(), hb.size(), cudaMemcpyHostToDevice));
+    CK(cudaMemset(dout, 0xff, ho.size()));
+    const bool runs = !vec || fmlp_cu_pw_can_vec(dt, cols, da, ld, db, ld, dout, ld);
+    if (runs) {
+        CK(fmlp_cu_pointwise(0, true, dt, op, act, vec, rows, cols, da, ld, db, ld, dout, ld, name));
+        CK(cudaDeviceSynchronize());
+        CK(cudaMemcpy(ho.data(), dout, ho.size(), cudaMemcpyDeviceToHost));
+    }
+    cudaFree(da);
+    cudaFree(db);
+    cudaFree(dout);
+    return runs;
+}
+
 static void check_pw(int dt, int op, int act, int64_t rows, int64_t cols, int64_t ld, bool vec)
 {
     const size_t es = esize(dt);
@@ -157,21 +182,11 @@ static void check_pw(int dt, int op, int act, int64_t rows, int64_t cols, int64_
         put(dt, ha.data(), i, urand(-4, 4));
         put(dt, hb.data(), i, urand(-2, 2));
     }
-    void *da, *db, *dout;
-    CK(cudaMalloc(&da, ha.size()));
-    CK(cudaMalloc(&db, hb.size()));
-    CK(cudaMalloc(&dout, ho.size()));
-    CK(cudaMemcpy(da, ha.data(), ha.size(), cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(db, hb.data(), hb.size(), cudaMemcpyHostToDevice));
-    CK(cudaMemset(dout, 0xff, ho.size()));
-    if (vec && !fmlp_cu_pw_can_vec(dt, cols, da, ld, db, ld, dout, ld)) {
+    const char *name = "";
+    if (!run_pw(dt, op, act, vec, rows, cols, ld, ha, hb, ho, &name)) {
         printf("skip pw vec ld=%lld\n", (long long)ld);
         return;
     }
-    const char *name = "";
-    CK(fmlp_cu_pointwise(0, true, dt, op, act, vec, rows, cols, da, ld, db, ld, dout, ld, &name));
-    CK(cudaDeviceSynchronize());
-    CK(cudaMemcpy(ho.data(), dout, ho.size(), cudaMemcpyDeviceToHost));
     double num = 0, den = 0;
     for (int64_t r = 0; r < rows; r++)
         for (int64_t c = 0; c < cols; c++) {
@@ -189,9 +204,6 @@ static void check_pw(int dt, int op, int act, int64_t rows, int64_t cols, int64_
     if (!ok) fails++;
     printf("%s pw   %-28s rows=%lld cols=%lld ld=%lld err=%.2e\n", ok ? "ok  " : "FAIL", name, (long long)rows,
            (long long)cols, (long long)ld, err);
-    cudaFree(da);
-    cudaFree(db);
-    cudaFree(dout);
 }
 
 /* IEEE specials through one pointwise kernel: NaN stays NaN, and Inf,
@@ -207,17 +219,8 @@ static void check_pw_specials(int dt, int op, int act)
         put(dt, ha.data(), i, xs[i]);
         put(dt, hb.data(), i, 1.5);
     }
-    void *da, *db, *dout;
-    CK(cudaMalloc(&da, ha.size()));
-    CK(cudaMalloc(&db, hb.size()));
-    CK(cudaMalloc(&dout, ho.size()));
-    CK(cudaMemcpy(da, ha.data(), ha.size(), cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(db, hb.data(), hb.size(), cudaMemcpyHostToDevice));
-    CK(cudaMemset(dout, 0, ho.size()));
     const char *name = "";
-    CK(fmlp_cu_pointwise(0, true, dt, op, act, false, 1, n, da, n, db, n, dout, n, &name));
-    CK(cudaDeviceSynchronize());
-    CK(cudaMemcpy(ho.data(), dout, ho.size(), cudaMemcpyDeviceToHost));
+    run_pw(dt, op, act, false, 1, n, n, ha, hb, ho, &name);
     bool ok = true;
     for (int64_t i = 0; i < n; i++) {
         const double a = get(dt, ha.data(), i), y = fmlp_act_ref((fmlp_act)act, a);
@@ -232,9 +235,6 @@ static void check_pw_specials(int dt, int op, int act)
     checks++;
     if (!ok) fails++;
     printf("%s pw   %-28s NaN, +-Inf, huge and tiny inputs\n", ok ? "ok  " : "FAIL", name);
-    cudaFree(da);
-    cudaFree(db);
-    cudaFree(dout);
 }
 
 static float time_it(cudaStream_t s, const fmlp_cu_gemm_args *a, kv v, int iters)

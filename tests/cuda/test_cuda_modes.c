@@ -5,7 +5,6 @@
  * Every activation of the table is swept gated and in a stack at a row
  * count for the small-batch kernels and one for the tiled ones. */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,14 +97,11 @@ static void check_every_act(fmlp_ctx *ctx)
     static const int64_t rows[] = {7, 1000};
     static const fmlp_dtype dts[] = {FMLP_BF16, FMLP_F16, FMLP_F32};
     for (int a = FMLP_ACT_NONE + 1; a < FMLP_ACT_COUNT; a++) {
-        char gated[32], stack[32];
-        snprintf(gated, sizeof gated, "gated-%s", fmlp_act_name((fmlp_act)a));
-        snprintf(stack, sizeof stack, "stack-%s-3", fmlp_act_name((fmlp_act)a));
-        const tu_shape_case cs[] = {{gated, FMLP_BLOCK_GATED, (fmlp_act)a, 0, 72, 200, 0, true},
-                                    {stack, FMLP_BLOCK_STACK, (fmlp_act)a, 3, 64, 136, 40, true}};
+        tu_act_sweep s;
+        tu_act_sweep_for((fmlp_act)a, 64, 136, 40, &s);
         for (int c = 0; c < 2; c++)
             for (int di = 0; di < 3; di++)
-                for (int r = 0; r < 2; r++) check(ctx, &cs[c], dts[di], rows[r], false);
+                for (int r = 0; r < 2; r++) check(ctx, &s.cases[c], dts[di], rows[r], false);
     }
 }
 
