@@ -49,24 +49,57 @@ const char *fmlp_status_name(fmlp_status s);
 
 /* ------------------------------------------------------------ enumerations */
 
-typedef enum { FMLP_DEVICE_CPU = 0, FMLP_DEVICE_CUDA = 1 } fmlp_device;
+/* Each vocabulary is one table with a row per value, in value order:
+ * X(ENUMERATOR, name, ...). The enum, its FMLP_<ENUM>_COUNT, the names that
+ * fmlp_<enum>_name() prints and fmlp_<enum>_parse() reads, and whatever the
+ * library keys by the value are all generated from the rows. Values are
+ * part of the ABI: new rows go at the end. */
 
-typedef enum { FMLP_F32 = 0, FMLP_BF16 = 1, FMLP_F16 = 2 } fmlp_dtype;
+#define FMLP_DEVICE_TABLE(X) \
+    X(FMLP_DEVICE_CPU, cpu)  \
+    X(FMLP_DEVICE_CUDA, cuda)
 
-typedef enum {
-    FMLP_MODE_EAGER = 0,    /* one kernel per op */
-    FMLP_MODE_COMPILED = 1, /* pointwise ops fused, GEMMs untouched */
-    FMLP_MODE_FUSED = 2,    /* GLU / activation in the GEMM epilogue */
-    FMLP_MODE_AUTO = 3      /* the fastest of the above for the shape */
-} fmlp_mode;
+/* X(ENUMERATOR, name, bytes per element) */
+#define FMLP_DTYPE_TABLE(X) \
+    X(FMLP_F32, f32, 4)     \
+    X(FMLP_BF16, bf16, 2)   \
+    X(FMLP_F16, f16, 2)
 
-typedef enum {
-    FMLP_ACT_NONE = 0,
-    FMLP_ACT_GELU = 1,      /* exact, erf-based */
-    FMLP_ACT_GELU_TANH = 2, /* tanh approximation */
-    FMLP_ACT_SILU = 3,
-    FMLP_ACT_RELU = 4
-} fmlp_act;
+#define FMLP_MODE_TABLE(X)                                                      \
+    X(FMLP_MODE_EAGER, eager)       /* one kernel per op */                     \
+    X(FMLP_MODE_COMPILED, compiled) /* pointwise ops fused, GEMMs untouched */  \
+    X(FMLP_MODE_FUSED, fused)       /* GLU / activation in the GEMM epilogue */ \
+    X(FMLP_MODE_AUTO, auto)         /* the fastest of the above for the shape */
+
+/* X(ENUMERATOR, name, glu, module):
+ *   name    the activation's word in plans, kernel names and `--act`
+ *   glu     the gated block that gates with it (GeGLU, SwiGLU, ...) as
+ *           kernel names spell it
+ *   module  the module op its kernels run under in profiles, fmlp::<module>
+ *           (both GELUs are nn.GELU)
+ * NONE is the identity; FMLP_ACT_FUNCTIONS are the rows after it. */
+#define FMLP_ACT_TABLE(X) X(FMLP_ACT_NONE, none, bilinear, identity) FMLP_ACT_FUNCTIONS(X)
+#define FMLP_ACT_FUNCTIONS(X)                                                  \
+    X(FMLP_ACT_GELU, gelu, geglu_erf, gelu)       /* exact, erf-based */       \
+    X(FMLP_ACT_GELU_TANH, gelu_tanh, geglu, gelu) /* tanh approximation */     \
+    X(FMLP_ACT_SILU, silu, swiglu, silu)                                       \
+    X(FMLP_ACT_RELU, relu, reglu, relu)                                        \
+    X(FMLP_ACT_RELU2, relu2, relu2glu, relu2)     /* relu(x)^2 (Primer, Nemotron) */
+
+#define FMLP_ENUMERATOR_(e, ...) e,
+#define FMLP_COUNT_ROW_(e, ...) +1
+
+typedef enum { FMLP_DEVICE_TABLE(FMLP_ENUMERATOR_) } fmlp_device;
+typedef enum { FMLP_DTYPE_TABLE(FMLP_ENUMERATOR_) } fmlp_dtype;
+typedef enum { FMLP_MODE_TABLE(FMLP_ENUMERATOR_) } fmlp_mode;
+typedef enum { FMLP_ACT_TABLE(FMLP_ENUMERATOR_) } fmlp_act;
+
+enum {
+    FMLP_DEVICE_COUNT = 0 FMLP_DEVICE_TABLE(FMLP_COUNT_ROW_),
+    FMLP_DTYPE_COUNT = 0 FMLP_DTYPE_TABLE(FMLP_COUNT_ROW_),
+    FMLP_MODE_COUNT = 0 FMLP_MODE_TABLE(FMLP_COUNT_ROW_),
+    FMLP_ACT_COUNT = 0 FMLP_ACT_TABLE(FMLP_COUNT_ROW_)
+};
 
 typedef enum {
     /* y = down(act(gate(x)) * up(x)); act GELU_TANH is GeGLU, SILU is SwiGLU */
@@ -77,7 +110,7 @@ typedef enum {
 
 const char *fmlp_dtype_name(fmlp_dtype d);   /* "f32", "bf16", "f16" */
 const char *fmlp_mode_name(fmlp_mode m);     /* "eager", ... */
-const char *fmlp_act_name(fmlp_act a);       /* "none", "gelu", "gelu_tanh", "silu", "relu" */
+const char *fmlp_act_name(fmlp_act a);       /* "none", "gelu", ... as FMLP_ACT_TABLE spells them */
 const char *fmlp_device_name(fmlp_device d); /* "cpu", "cuda" */
 /* Parse the names above; return false for an unknown name. */
 bool fmlp_dtype_parse(const char *s, fmlp_dtype *out);

@@ -11,6 +11,23 @@ static fmlp_mlp_desc geglu(fmlp_dtype dt)
     return d;
 }
 
+/* The last message offers every name of a vocabulary in value order, as
+ * "use a, b or c", so a new value shows up in it. */
+static void offers_every_name(const char *what, const char *(*name_of)(int), int count)
+{
+    char want[256] = "use ";
+    for (int v = 0; v < count; v++) {
+        strcat(want, v == 0 ? "" : v == count - 1 ? " or " : ", ");
+        strcat(want, name_of(v));
+    }
+    tu_check(strstr(fmlp_last_error(), want) != NULL, "%s: the message offers every value (\"%s\"): %s", what, want,
+             fmlp_last_error());
+}
+
+static const char *act_name(int v) { return fmlp_act_name((fmlp_act)v); }
+static const char *dtype_name(int v) { return fmlp_dtype_name((fmlp_dtype)v); }
+static const char *mode_name(int v) { return fmlp_mode_name((fmlp_mode)v); }
+
 static void desc_errors(fmlp_ctx *ctx)
 {
     fmlp_mlp *m = NULL;
@@ -30,8 +47,13 @@ static void desc_errors(fmlp_ctx *ctx)
     d = geglu(FMLP_F32);
     d.act = (fmlp_act)42;
     tu_expect_fail(fmlp_mlp_create(ctx, &d, 1, &m), FMLP_ERR_INVALID_ARGUMENT, "unknown activation");
+    tu_check(strstr(fmlp_last_error(), "activation 42") != NULL, "message names the value: %s", fmlp_last_error());
+    offers_every_name("unknown activation", act_name, FMLP_ACT_COUNT);
+    d.act = (fmlp_act)FMLP_ACT_COUNT;
+    tu_expect_fail(fmlp_mlp_create(ctx, &d, 1, &m), FMLP_ERR_INVALID_ARGUMENT, "activation one past the table");
     d = geglu((fmlp_dtype)9);
     tu_expect_fail(fmlp_mlp_create(ctx, &d, 1, &m), FMLP_ERR_INVALID_ARGUMENT, "unknown dtype");
+    offers_every_name("unknown dtype", dtype_name, FMLP_DTYPE_COUNT);
     d = geglu(FMLP_F16);
     tu_expect_fail(fmlp_mlp_create(ctx, &d, 1, &m), FMLP_ERR_UNSUPPORTED, "f16 on the CPU");
     d = geglu(FMLP_F32);
@@ -71,6 +93,7 @@ static void forward_errors(fmlp_ctx *ctx)
     fmlp_tensor alias = fmlp_tensor_view(x + 8, FMLP_F32, 4, 16, 16);
     tu_expect_fail(fmlp_mlp_forward(m, FMLP_MODE_FUSED, &tx, &alias), FMLP_ERR_INVALID_ARGUMENT, "x and y overlap");
     tu_expect_fail(fmlp_mlp_forward(m, (fmlp_mode)17, &tx, &ty), FMLP_ERR_INVALID_ARGUMENT, "unknown mode");
+    offers_every_name("unknown mode", mode_name, FMLP_MODE_COUNT);
     bad = tx;
     bad.device = FMLP_DEVICE_CUDA;
     tu_expect_fail(fmlp_mlp_forward(m, FMLP_MODE_FUSED, &bad, &ty), FMLP_ERR_INVALID_ARGUMENT, "device tensor on a CPU context");

@@ -11,25 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/act_ref.h"
 #include "cpu/features.h"
 #include "cpu/gemm.h"
 #include "cpu/pool.h"
 #include "test_util.h"
-
-static const fmlp_act k_acts[] = {FMLP_ACT_NONE, FMLP_ACT_GELU, FMLP_ACT_GELU_TANH, FMLP_ACT_SILU, FMLP_ACT_RELU};
-#define N_ACTS 5
-
-/* PyTorch's definitions, in double. */
-static double ref_act(fmlp_act act, double x)
-{
-    switch (act) {
-    case FMLP_ACT_GELU: return 0.5 * x * erfc(-x / sqrt(2.0));
-    case FMLP_ACT_GELU_TANH: return 0.5 * x * (1.0 + tanh(sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
-    case FMLP_ACT_SILU: return x / (1.0 + exp(-x));
-    case FMLP_ACT_RELU: return isnan(x) ? x : x > 0 ? x : 0.0;
-    default: return x;
-    }
-}
 
 /* One problem: inputs as stored, and as doubles for the reference. */
 typedef struct {
@@ -97,7 +83,7 @@ static double *reference(const problem *q, fmlp_act act, double *scale)
     double s2 = 0;
     for (int64_t i = 0; i < q->m; i++)
         for (int64_t j = 0; j < q->n; j++) {
-            double v = ref_act(act, dot(q, q->w064, q->b064, i, j)), s = abs_dot(q, q->w064, q->b064, i, j);
+            double v = fmlp_act_ref(act, dot(q, q->w064, q->b064, i, j)), s = abs_dot(q, q->w064, q->b064, i, j);
             if (q->glu) {
                 v *= dot(q, q->w164, q->b164, i, j);
                 s *= abs_dot(q, q->w164, q->b164, i, j);
@@ -176,14 +162,14 @@ static double check_once(cpu_pool *pool, cpu_path path, fmlp_dtype dt, int64_t m
 /* Every activation x {plain, GLU} x {bias, none} on two awkward shapes. */
 static void test_epilogues(cpu_pool *pool, cpu_path path, fmlp_dtype dt)
 {
-    for (int a = 0; a < N_ACTS; a++)
+    for (int a = 0; a < FMLP_ACT_COUNT; a++)
         for (int glu = 0; glu < 2; glu++)
             for (int bias = 0; bias < 2; bias++) {
-                double e1 = check_once(pool, path, dt, 17, 33, 129, glu, bias, k_acts[a]);
-                double e2 = check_once(pool, path, dt, 3, 17, 3, glu, bias, k_acts[a]);
+                double e1 = check_once(pool, path, dt, 17, 33, 129, glu, bias, (fmlp_act)a);
+                double e2 = check_once(pool, path, dt, 3, 17, 3, glu, bias, (fmlp_act)a);
                 double e = e1 > e2 ? e1 : e2;
                 tu_check(e <= tu_tol(dt), "%s %s %s %s%s: rel err %.2e (17x33x129, 3x17x3, strided)",
-                         cpu_path_name(path), fmlp_dtype_name(dt), fmlp_act_name(k_acts[a]), glu ? "glu" : "plain",
+                         cpu_path_name(path), fmlp_dtype_name(dt), fmlp_act_name((fmlp_act)a), glu ? "glu" : "plain",
                          bias ? "+bias" : "", e);
             }
 }
@@ -199,7 +185,7 @@ static void test_shapes(cpu_pool *pool, cpu_path path, fmlp_dtype dt)
             for (int ki = 0; ki < 6; ki++, variant++) {
                 if (ms[mi] == 100 && nks[ni] * nks[ki] > 64 * 64 && (ni + ki) % 2) continue;
                 double e = check_once(pool, path, dt, ms[mi], nks[ni], nks[ki], variant % 2, variant / 2 % 2,
-                                      k_acts[variant % N_ACTS]);
+                                      (fmlp_act)(variant % FMLP_ACT_COUNT));
                 if (!(e <= worst)) worst = e;
             }
         tu_check(worst <= tu_tol(dt), "%s %s m=%lld, n,k in {1,3,17,33,64,129}: worst rel err %.2e",
@@ -218,7 +204,7 @@ static bool ieee_match(double got, double want)
  * arithmetic says (NaN everywhere in row 0; row 1 per activation). */
 static void test_specials(cpu_pool *pool, cpu_path path, fmlp_dtype dt)
 {
-    for (int a = 0; a < N_ACTS; a++)
+    for (int a = 0; a < FMLP_ACT_COUNT; a++)
         for (int glu = 0; glu < 2; glu++) {
             problem q = make(dt, 3, 19, 7, glu, true, false);
             double inf = INFINITY, nan = NAN;
@@ -235,15 +221,15 @@ static void test_specials(cpu_pool *pool, cpu_path path, fmlp_dtype dt)
             cpu_packed *p = pack(path, &q);
             bool gaps_ok, ok = p != NULL;
             if (p) {
-                void *C = run(pool, p, &q, k_acts[a], &gaps_ok);
+                void *C = run(pool, p, &q, (fmlp_act)a, &gaps_ok);
                 double scale;
-                double *ref = reference(&q, k_acts[a], &scale);
+                double *ref = reference(&q, (fmlp_act)a, &scale);
                 for (int64_t i = 0; i < q.m * q.n; i++) ok = ok && ieee_match(tu_get(d, C, i), ref[i]);
                 free(C);
                 free(ref);
             }
             tu_check(ok, "%s %s %s %s: NaN and Inf inputs propagate as IEEE says", cpu_path_name(path),
-                     fmlp_dtype_name(dt), fmlp_act_name(k_acts[a]), glu ? "glu" : "plain");
+                     fmlp_dtype_name(dt), fmlp_act_name((fmlp_act)a), glu ? "glu" : "plain");
             cpu_packed_free(p);
             release(&q);
         }

@@ -85,6 +85,14 @@ double tu_tol_case(const tu_shape_case *c, fmlp_dtype dtype)
     return tu_tol(dtype) * rounded;
 }
 
+void tu_act_sweep_for(fmlp_act act, int64_t dim, int64_t hidden, int64_t out_dim, tu_act_sweep *out)
+{
+    snprintf(out->names[0], sizeof out->names[0], "gated-%s", fmlp_act_name(act));
+    snprintf(out->names[1], sizeof out->names[1], "stack-%s-3+bias", fmlp_act_name(act));
+    out->cases[0] = (tu_shape_case){out->names[0], FMLP_BLOCK_GATED, act, 0, dim, hidden, 0, true};
+    out->cases[1] = (tu_shape_case){out->names[1], FMLP_BLOCK_STACK, act, 3, dim, hidden, out_dim, true};
+}
+
 double tu_tol(fmlp_dtype dtype)
 {
     switch (dtype) {

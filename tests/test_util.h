@@ -56,6 +56,15 @@ typedef struct {
  * L - 1, and to first order their relative errors add. */
 double tu_tol_case(const tu_shape_case *c, fmlp_dtype dtype);
 
+/* The two cases that sweep activation `act`: gated (dim, hidden) and a
+ * 3-layer stack (dim, hidden, out_dim), both with biases, named after it
+ * ("gated-relu", "stack-relu-3+bias"). */
+typedef struct {
+    char names[2][40];
+    tu_shape_case cases[2];
+} tu_act_sweep;
+void tu_act_sweep_for(fmlp_act act, int64_t dim, int64_t hidden, int64_t out_dim, tu_act_sweep *out);
+
 /* A scratch directory for files (created on demand). */
 const char *tu_tmpdir(void);
 

@@ -150,8 +150,9 @@ void cli_model_usage(FILE *f, bool linear)
                    "  --dim N            model width (default 768)\n"
                    "  --hidden N         hidden width (default 3072)\n"
                    "  --out-dim N        output width (default: dim)\n"
-                   "  --act A            geglu | swiglu (gated MLP), or gelu | gelu_tanh | relu | silu | none\n"
-                   "                     (a stack of Linear layers with A between them; default geglu)\n"
+                   "  --act A            geglu | swiglu (gated MLP), or");
+        for (int a = 0; a < FMLP_ACT_COUNT; a++) fprintf(f, "%s %s", a ? " |" : "", fmlp_act_name((fmlp_act)a));
+        fprintf(f, "\n                     (a stack of Linear layers with A between them; default geglu)\n"
                    "  --layers N         Linear layers of a stack (default 2)\n"
                    "  --bias             biases on every Linear\n");
     }

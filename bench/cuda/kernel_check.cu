@@ -12,6 +12,7 @@
 #include <string.h>
 #include <vector>
 
+#include "core/act_ref.h"
 #include "cuda/kernels.h"
 #include "fmlp.h"
 
@@ -51,16 +52,6 @@ static double get(int dt, const void *p, size_t i)
     if (dt == FMLP_BF16) return __bfloat162float(((const __nv_bfloat16 *)p)[i]);
     if (dt == FMLP_F16) return __half2float(((const __half *)p)[i]);
     return ((const float *)p)[i];
-}
-static double act_d(int act, double x)
-{
-    switch (act) {
-    case FMLP_ACT_GELU: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
-    case FMLP_ACT_GELU_TANH: return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
-    case FMLP_ACT_SILU: return x / (1.0 + exp(-x));
-    case FMLP_ACT_RELU: return x > 0 ? x : 0;
-    default: return x;
-    }
 }
 static const char *dtn(int dt) { return dt == FMLP_F32 ? "f32" : dt == FMLP_BF16 ? "bf16" : "f16"; }
 static double tol(int dt) { return dt == FMLP_F32 ? 1e-5 : dt == FMLP_BF16 ? 1e-2 : 2e-3; }
@@ -137,7 +128,7 @@ static void check_gemm(int dt, bool glu, int act, int64_t m, int64_t n, int64_t 
                 g += xs[i * k + j] * wg[c * k + j];
                 if (glu) u += xs[i * k + j] * wu[c * k + j];
             }
-            const double ref = glu ? act_d(act, g) * u : act_d(act, g);
+            const double ref = fmlp_act_ref((fmlp_act)act, g) * (glu ? u : 1.0);
             const double got = get(dt, ho.data(), i * ldo + c);
             const double d = got - ref;
             num += isfinite(got) ? d * d : INFINITY;
@@ -158,6 +149,31 @@ static void check_gemm(int dt, bool glu, int act, int64_t m, int64_t n, int64_t 
     cudaFree(dout);
 }
 
+/* Runs one pointwise kernel on host data (rows x cols, row stride ld, output
+ * poisoned on the device first) and brings its output back; false when the
+ * vector variant cannot take these pointers and strides. */
+static bool run_pw(int dt, int op, int act, bool vec, int64_t rows, int64_t cols, int64_t ld,
+                   const std::vector<char> &ha, const std::vector<char> &hb, std::vector<char> &ho, const char **name)
+{
+    void *da, *db, *dout;
+    CK(cudaMalloc(&da, ha.size()));
+    CK(cudaMalloc(&db, hb.size()));
+    CK(cudaMalloc(&dout, ho.size()));
+    CK(cudaMemcpy(da, ha.data(), ha.size(), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(db, hb.data(), hb.size(), cudaMemcpyHostToDevice));
+    CK(cudaMemset(dout, 0xff, ho.size()));
+    const bool runs = !vec || fmlp_cu_pw_can_vec(dt, cols, da, ld, db, ld, dout, ld);
+    if (runs) {
+        CK(fmlp_cu_pointwise(0, true, dt, op, act, vec, rows, cols, da, ld, db, ld, dout, ld, name));
+        CK(cudaDeviceSynchronize());
+        CK(cudaMemcpy(ho.data(), dout, ho.size(), cudaMemcpyDeviceToHost));
+    }
+    cudaFree(da);
+    cudaFree(db);
+    cudaFree(dout);
+    return runs;
+}
+
 static void check_pw(int dt, int op, int act, int64_t rows, int64_t cols, int64_t ld, bool vec)
 {
     const size_t es = esize(dt);
@@ -166,27 +182,18 @@ static void check_pw(int dt, int op, int act, int64_t rows, int64_t cols, int64_
         put(dt, ha.data(), i, urand(-4, 4));
         put(dt, hb.data(), i, urand(-2, 2));
     }
-    void *da, *db, *dout;
-    CK(cudaMalloc(&da, ha.size()));
-    CK(cudaMalloc(&db, hb.size()));
-    CK(cudaMalloc(&dout, ho.size()));
-    CK(cudaMemcpy(da, ha.data(), ha.size(), cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(db, hb.data(), hb.size(), cudaMemcpyHostToDevice));
-    CK(cudaMemset(dout, 0xff, ho.size()));
-    if (vec && !fmlp_cu_pw_can_vec(dt, cols, da, ld, db, ld, dout, ld)) {
+    const char *name = "";
+    if (!run_pw(dt, op, act, vec, rows, cols, ld, ha, hb, ho, &name)) {
         printf("skip pw vec ld=%lld\n", (long long)ld);
         return;
     }
-    const char *name = "";
-    CK(fmlp_cu_pointwise(0, true, dt, op, act, vec, rows, cols, da, ld, db, ld, dout, ld, &name));
-    CK(cudaDeviceSynchronize());
-    CK(cudaMemcpy(ho.data(), dout, ho.size(), cudaMemcpyDeviceToHost));
     double num = 0, den = 0;
     for (int64_t r = 0; r < rows; r++)
         for (int64_t c = 0; c < cols; c++) {
             const size_t i = r * ld + c;
             const double a = get(dt, ha.data(), i), b = get(dt, hb.data(), i);
-            const double ref = op == FMLP_CU_PW_ACT ? act_d(act, a) : op == FMLP_CU_PW_MUL ? a * b : act_d(act, a) * b;
+            const double y = op == FMLP_CU_PW_MUL ? a : fmlp_act_ref((fmlp_act)act, a);
+            const double ref = op == FMLP_CU_PW_ACT ? y : y * b;
             const double got = get(dt, ho.data(), i);
             num += isfinite(got) ? (got - ref) * (got - ref) : INFINITY;
             den += ref * ref;
@@ -197,9 +204,37 @@ static void check_pw(int dt, int op, int act, int64_t rows, int64_t cols, int64_
     if (!ok) fails++;
     printf("%s pw   %-28s rows=%lld cols=%lld ld=%lld err=%.2e\n", ok ? "ok  " : "FAIL", name, (long long)rows,
            (long long)cols, (long long)ld, err);
-    cudaFree(da);
-    cudaFree(db);
-    cudaFree(dout);
+}
+
+/* IEEE specials through one pointwise kernel: NaN stays NaN, and Inf,
+ * huge and tiny inputs land where the double reference (rounded to the
+ * dtype) says, as PyTorch computes them. */
+static void check_pw_specials(int dt, int op, int act)
+{
+    static const double xs[] = {NAN, INFINITY, -INFINITY, 0.0, 1e30, -1e30, 100.0, -100.0, 3.0, -3.0, 1e-3};
+    const int64_t n = sizeof xs / sizeof xs[0];
+    const size_t es = esize(dt);
+    std::vector<char> ha(n * es), hb(n * es), ho(n * es);
+    for (int64_t i = 0; i < n; i++) {
+        put(dt, ha.data(), i, xs[i]);
+        put(dt, hb.data(), i, 1.5);
+    }
+    const char *name = "";
+    run_pw(dt, op, act, false, 1, n, n, ha, hb, ho, &name);
+    bool ok = true;
+    for (int64_t i = 0; i < n; i++) {
+        const double a = get(dt, ha.data(), i), y = fmlp_act_ref((fmlp_act)act, a);
+        const double want = rounded(dt, op == FMLP_CU_PW_ACT ? y : y * 1.5), got = get(dt, ho.data(), i);
+        bool same = isnan(want) ? isnan(got)
+                    : isinf(want) ? got == want
+                    : fabs(want) < 1.2e-38 ? fabs(got) < 1.2e-38 /* an exact exp may flush to 0 */
+                                           : isfinite(got) && fabs(got - want) <= 1e-2 * fabs(want);
+        if (!same) printf("     %s(%g) = %g, want %g\n", name, a, got, want);
+        ok = ok && same;
+    }
+    checks++;
+    if (!ok) fails++;
+    printf("%s pw   %-28s NaN, +-Inf, huge and tiny inputs\n", ok ? "ok  " : "FAIL", name);
 }
 
 static float time_it(cudaStream_t s, const fmlp_cu_gemm_args *a, kv v, int iters)
@@ -243,6 +278,12 @@ int main(void)
                 check_gemm(dt, false, FMLP_ACT_NONE, m, 100, 72, 80, true, v);
                 check_gemm(dt, false, FMLP_ACT_SILU, m, 36, 40, 40, false, v);
                 check_gemm(dt, true, FMLP_ACT_SILU, m, 13, 24, 24, false, v);
+                if (m != 33) continue;
+                /* every activation of the table in this variant's epilogue */
+                for (int act = FMLP_ACT_NONE + 1; act < FMLP_ACT_COUNT; act++) {
+                    check_gemm(dt, true, act, m, 40, 64, 64, true, v);
+                    check_gemm(dt, false, act, m, 40, 64, 64, false, v);
+                }
             }
         }
         check_gemm(dt, true, FMLP_ACT_GELU_TANH, 7, 50, 33, 35, true, {FMLP_CU_GEMM_SIMT, 0});
@@ -268,10 +309,11 @@ int main(void)
             }
         }
         for (int op = 0; op < 3; op++)
-            for (int act = 1; act <= 4; act++) {
+            for (int act = 1; act < FMLP_ACT_COUNT; act++) {
                 if (op == FMLP_CU_PW_MUL && act > 1) continue;
                 check_pw(dt, op, act, 37, 200, 208, true);
                 check_pw(dt, op, act, 37, 203, 205, false);
+                if (op != FMLP_CU_PW_MUL) check_pw_specials(dt, op, act);
             }
     }
 

@@ -6,13 +6,21 @@
 
 #include "fmlp.h"
 
-typedef enum {
-    FMLP_KERNEL_GEMM,     /* out = act(in0 · Wᵀ + b); act NONE in eager */
-    FMLP_KERNEL_GEMM_GLU, /* out = act(in0 · Gᵀ + bg) * (in0 · Uᵀ + bu), one pass over in0 */
-    FMLP_KERNEL_ACT,      /* out = act(in0) */
-    FMLP_KERNEL_MUL,      /* out = in0 * in1 */
-    FMLP_KERNEL_GLU       /* out = act(in0) * in1, one pointwise pass */
-} fmlp_kernel_kind;
+/* Every kernel kind, one row each: X(KIND, op, parent)
+ *   op      what the plan's op column shows; NULL: the activation's name
+ *   parent  the module op it runs under in profiles; NULL: the activation's
+ *           (fmlp::gelu for ACT, fmlp::fused_gelu_mul for GLU)
+ * A GEMM with an activation epilogue belongs to the plan's linear+act
+ * module instead. */
+#define FMLP_KERNEL_TABLE(X)                                                                              \
+    X(FMLP_KERNEL_GEMM, "linear", "fmlp::linear")             /* act(in0 · Wᵀ + b); act NONE in eager */ \
+    X(FMLP_KERNEL_GEMM_GLU, "linear+glu", "fmlp::linear_glu") /* act(in0 · Gᵀ + bg) * (in0 · Uᵀ + bu) */ \
+    X(FMLP_KERNEL_ACT, NULL, NULL)                            /* act(in0) */                              \
+    X(FMLP_KERNEL_MUL, "mul", "fmlp::mul")                    /* in0 * in1 */                             \
+    X(FMLP_KERNEL_GLU, "act*mul", NULL)                       /* act(in0) * in1, one pointwise pass */
+
+typedef enum { FMLP_KERNEL_TABLE(FMLP_ENUMERATOR_) } fmlp_kernel_kind;
+enum { FMLP_KERNEL_KIND_COUNT = 0 FMLP_KERNEL_TABLE(FMLP_COUNT_ROW_) };
 
 /* Buffers a kernel reads or writes: the forward's x and y, or workspace. */
 enum { FMLP_BUF_X = 0, FMLP_BUF_Y = 1, FMLP_BUF_T0 = 2, FMLP_BUF_T1 = 3, FMLP_BUF_T2 = 4, FMLP_BUF_COUNT = 5 };

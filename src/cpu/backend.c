@@ -91,16 +91,9 @@ static void cpu_unpack(fmlp_ctx *ctx, void *packed)
     cpu_packed_free(packed);
 }
 
-static const char *glu_name(fmlp_act a)
-{
-    switch (a) {
-    case FMLP_ACT_GELU_TANH: return "geglu";
-    case FMLP_ACT_GELU: return "geglu_erf";
-    case FMLP_ACT_SILU: return "swiglu";
-    case FMLP_ACT_RELU: return "reglu";
-    default: return "bilinear";
-    }
-}
+#define GLU_NAME(e, name, glu, module) #glu,
+static const char *const glu_names[] = {FMLP_ACT_TABLE(GLU_NAME)};
+_Static_assert(sizeof glu_names / sizeof *glu_names == FMLP_ACT_COUNT, "an activation without a GLU name");
 
 static void cpu_name_kernel(fmlp_ctx *ctx, fmlp_dtype dtype, fmlp_kernel *k)
 {
@@ -111,7 +104,7 @@ static void cpu_name_kernel(fmlp_ctx *ctx, fmlp_dtype dtype, fmlp_kernel *k)
         snprintf(k->name, sizeof k->name, "cpu_gemm_%s_%s%s%s", dt, pn, k->act != FMLP_ACT_NONE ? "_" : "",
                  k->act != FMLP_ACT_NONE ? fmlp_act_name(k->act) : "");
         break;
-    case FMLP_KERNEL_GEMM_GLU: snprintf(k->name, sizeof k->name, "cpu_gemm_%s_%s_%s", dt, pn, glu_name(k->act)); break;
+    case FMLP_KERNEL_GEMM_GLU: snprintf(k->name, sizeof k->name, "cpu_gemm_%s_%s_%s", dt, pn, glu_names[k->act]); break;
     case FMLP_KERNEL_ACT: snprintf(k->name, sizeof k->name, "cpu_%s_%s_%s", fmlp_act_name(k->act), dt, pn); break;
     case FMLP_KERNEL_MUL: snprintf(k->name, sizeof k->name, "cpu_mul_%s_%s", dt, pn); break;
     case FMLP_KERNEL_GLU:

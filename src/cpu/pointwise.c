@@ -23,6 +23,7 @@ float cpu_act_f32(fmlp_act act, float x)
     }
     case FMLP_ACT_SILU: return (float)(d / (1.0 + exp(-d)));
     case FMLP_ACT_RELU: return isnan(x) ? x : x > 0.0f ? x : 0.0f;
+    case FMLP_ACT_RELU2: return isnan(x) ? x : x > 0.0f ? (float)(d * d) : 0.0f;
     default: return x;
     }
 }

@@ -69,15 +69,11 @@ __device__ __forceinline__ void pw_body(int64_t rows, int64_t cols, const T *a, 
     FMLP_PW_ONE(PREFIX##_f16_scalar, __half, OP, ACT, 1)                \
     FMLP_PW_ONE(PREFIX##_f16_vec, __half, OP, ACT, 8)
 
-FMLP_PW_DTYPES(fmlp_gelu, FMLP_CU_PW_ACT, FMLP_ACT_GELU)
-FMLP_PW_DTYPES(fmlp_gelu_tanh, FMLP_CU_PW_ACT, FMLP_ACT_GELU_TANH)
-FMLP_PW_DTYPES(fmlp_silu, FMLP_CU_PW_ACT, FMLP_ACT_SILU)
-FMLP_PW_DTYPES(fmlp_relu, FMLP_CU_PW_ACT, FMLP_ACT_RELU)
+#define FMLP_PW_ACT_KERNELS(e, name, ...) FMLP_PW_DTYPES(fmlp_##name, FMLP_CU_PW_ACT, e)
+#define FMLP_PW_GLU_KERNELS(e, name, ...) FMLP_PW_DTYPES(fmlp_##name##_mul, FMLP_CU_PW_GLU, e)
+FMLP_ACT_FUNCTIONS(FMLP_PW_ACT_KERNELS)
 FMLP_PW_DTYPES(fmlp_mul, FMLP_CU_PW_MUL, FMLP_ACT_NONE)
-FMLP_PW_DTYPES(fmlp_gelu_mul, FMLP_CU_PW_GLU, FMLP_ACT_GELU)
-FMLP_PW_DTYPES(fmlp_gelu_tanh_mul, FMLP_CU_PW_GLU, FMLP_ACT_GELU_TANH)
-FMLP_PW_DTYPES(fmlp_silu_mul, FMLP_CU_PW_GLU, FMLP_ACT_SILU)
-FMLP_PW_DTYPES(fmlp_relu_mul, FMLP_CU_PW_GLU, FMLP_ACT_RELU)
+FMLP_ACT_FUNCTIONS(FMLP_PW_GLU_KERNELS)
 
 namespace {
 
@@ -91,13 +87,18 @@ struct pw_entry {
     {{FMLP_PW_E(PREFIX##_f32_scalar), FMLP_PW_E(PREFIX##_f32_vec)},              \
      {FMLP_PW_E(PREFIX##_bf16_scalar), FMLP_PW_E(PREFIX##_bf16_vec)},            \
      {FMLP_PW_E(PREFIX##_f16_scalar), FMLP_PW_E(PREFIX##_f16_vec)}}
+#define FMLP_PW_ACT_ROW(e, name, ...) FMLP_PW_ROW(fmlp_##name),
+#define FMLP_PW_GLU_ROW(e, name, ...) FMLP_PW_ROW(fmlp_##name##_mul),
 
-/* [op row][dtype][vec]: rows 0-3 act gelu..relu, 4 mul, 5-8 act·mul gelu..relu. */
-const pw_entry pw_table[9][3][2] = {
-    FMLP_PW_ROW(fmlp_gelu),          FMLP_PW_ROW(fmlp_gelu_tanh),      FMLP_PW_ROW(fmlp_silu),
-    FMLP_PW_ROW(fmlp_relu),          FMLP_PW_ROW(fmlp_mul),            FMLP_PW_ROW(fmlp_gelu_mul),
-    FMLP_PW_ROW(fmlp_gelu_tanh_mul), FMLP_PW_ROW(fmlp_silu_mul),       FMLP_PW_ROW(fmlp_relu_mul),
-};
+/* [act][dtype][vec]. NONE, the table's first row, has no kernels: the
+ * product without an activation is pw_mul. */
+static_assert(FMLP_ACT_NONE == 0, "pw_act and pw_glu start with NONE's empty row");
+static_assert(FMLP_DTYPE_COUNT == 3, "FMLP_PW_DTYPES and FMLP_PW_ROW cover every dtype");
+const pw_entry pw_act[][FMLP_DTYPE_COUNT][2] = {{}, FMLP_ACT_FUNCTIONS(FMLP_PW_ACT_ROW)};
+const pw_entry pw_glu[][FMLP_DTYPE_COUNT][2] = {{}, FMLP_ACT_FUNCTIONS(FMLP_PW_GLU_ROW)};
+const pw_entry pw_mul[FMLP_DTYPE_COUNT][2] = FMLP_PW_ROW(fmlp_mul);
+static_assert(sizeof pw_act / sizeof pw_act[0] == FMLP_ACT_COUNT, "an activation without ACT kernels");
+static_assert(sizeof pw_glu / sizeof pw_glu[0] == FMLP_ACT_COUNT, "an activation without GLU kernels");
 
 bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
@@ -116,15 +117,15 @@ extern "C" cudaError_t fmlp_cu_pointwise(cudaStream_t s, bool launch, int dtype,
                                          int64_t rows, int64_t cols, const void *a, int64_t lda, const void *b,
                                          int64_t ldb, void *out, int64_t ldo, const char **name)
 {
-    int row;
+    const pw_entry(*row)[2];
     if (op == FMLP_CU_PW_MUL)
-        row = 4;
-    else if (act >= FMLP_ACT_GELU && act <= FMLP_ACT_RELU)
-        row = (op == FMLP_CU_PW_ACT ? 0 : 5) + act - FMLP_ACT_GELU;
+        row = pw_mul;
+    else if (act > FMLP_ACT_NONE && act < FMLP_ACT_COUNT)
+        row = op == FMLP_CU_PW_ACT ? pw_act[act] : pw_glu[act];
     else
         return cudaErrorInvalidValue;
-    if (dtype < FMLP_F32 || dtype > FMLP_F16) return cudaErrorInvalidValue;
-    const pw_entry &e = pw_table[row][dtype][vec ? 1 : 0];
+    if (dtype < 0 || dtype >= FMLP_DTYPE_COUNT) return cudaErrorInvalidValue;
+    const pw_entry &e = row[dtype][vec ? 1 : 0];
     if (name) *name = e.name;
     if (!launch || rows <= 0 || cols <= 0) return cudaSuccess;
     const int64_t v = vec ? (dtype == FMLP_F32 ? 4 : 8) : 1;

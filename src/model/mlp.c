@@ -10,6 +10,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/internal.h"
+#include "core/names.h"
 #include "model/mlp_internal.h"
 
 #define MAX_FEATURES (1 << 20)
@@ -29,10 +30,13 @@ static fmlp_status check_desc(const fmlp_ctx *ctx, const fmlp_mlp_desc *d)
     if (d->block == FMLP_BLOCK_STACK && (d->layers < 1 || d->layers > FMLP_MAX_LAYERS))
         return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "layers = %d is out of range; a stack has 1..%d Linear layers", d->layers,
                          FMLP_MAX_LAYERS);
-    if ((int)d->act < FMLP_ACT_NONE || d->act > FMLP_ACT_RELU)
-        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "activation %d is unknown; use none, gelu, gelu_tanh, silu or relu", (int)d->act);
-    if (d->dtype != FMLP_F32 && d->dtype != FMLP_BF16 && d->dtype != FMLP_F16)
-        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "dtype %d is unknown; use f32, bf16 or f16", (int)d->dtype);
+    char choices[128];
+    if ((unsigned)d->act >= FMLP_ACT_COUNT)
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "activation %d is unknown; use %s", (int)d->act,
+                         fmlp_act_choices(choices, sizeof choices));
+    if ((unsigned)d->dtype >= FMLP_DTYPE_COUNT)
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "dtype %d is unknown; use %s", (int)d->dtype,
+                         fmlp_dtype_choices(choices, sizeof choices));
     char why[160];
     if (!ctx->be->supports(d->block, d->dtype, FMLP_MODE_AUTO, why, sizeof why))
         return fmlp_fail(FMLP_ERR_UNSUPPORTED, "%s", why);
@@ -240,7 +244,7 @@ fmlp_status fmlp_mlp_set_weight(fmlp_mlp *m, const char *name, fmlp_dtype src_dt
 {
     if (!m || !name || !data)
         return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_mlp_set_weight: mlp, name and data must not be NULL");
-    if (src_dtype != FMLP_F32 && src_dtype != FMLP_BF16 && src_dtype != FMLP_F16)
+    if ((unsigned)src_dtype >= FMLP_DTYPE_COUNT)
         return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_mlp_set_weight: source dtype %d is unknown", (int)src_dtype);
     bool is_bias;
     fmlp_layer *l = find_tensor(m, name, &is_bias);

@@ -13,7 +13,4 @@ fmlp_status fmlp_mlp_ensure_packed(fmlp_mlp *m);
  * forwards). */
 void fmlp_mlp_drop_plans(fmlp_mlp *m);
 
-/* Activations in double: the oracle every kernel is tested against. */
-double fmlp_act_ref(fmlp_act act, double x);
-
 #endif

@@ -1,26 +1,12 @@
 /* Why: the oracle. The whole block in double precision from the weights as
  * stored, with no intermediate rounding; every kernel on every backend is
  * measured against it. Deliberately the plainest loops possible. */
-#include <math.h>
 #include <stdlib.h>
 
+#include "core/act_ref.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "model/mlp_internal.h"
-
-double fmlp_act_ref(fmlp_act act, double x)
-{
-    switch (act) {
-    case FMLP_ACT_GELU: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
-    case FMLP_ACT_GELU_TANH: {
-        const double c = sqrt(2.0 / M_PI);
-        return 0.5 * x * (1.0 + tanh(c * (x + 0.044715 * x * x * x)));
-    }
-    case FMLP_ACT_SILU: return x / (1.0 + exp(-x));
-    case FMLP_ACT_RELU: return isnan(x) ? x : (x > 0 ? x : 0.0);
-    default: return x;
-    }
-}
 
 /* y(rows, n) = x(rows, k) · Wᵀ + b, all double. */
 static void linear_ref(const fmlp_layer *l, fmlp_dtype dt, const double *x, int64_t rows, double *y)

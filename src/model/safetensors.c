@@ -472,7 +472,7 @@ fmlp_status fmlp_st_read(const fmlp_st_file *f, const char *name, fmlp_dtype dty
     int64_t r, c;
     fmlp_status st = find_entry(f, name, &e, &r, &c);
     if (st != FMLP_OK) return st;
-    if ((unsigned)dtype > FMLP_F16)
+    if ((unsigned)dtype >= FMLP_DTYPE_COUNT)
         return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_st_read: dtype %d is not an fmlp_dtype", (int)dtype);
     if (r != rows || c != cols) {
         char shape[160];

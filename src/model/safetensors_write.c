@@ -44,7 +44,7 @@ static fmlp_status check_tensors(const fmlp_st_tensor *t, int n, uint64_t *bytes
             if (strcmp(t[j].name, name) == 0)
                 return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_st_write: tensor name '%.120s' is given twice (%d and %d)",
                                  name, j, i);
-        if ((unsigned)t[i].dtype > FMLP_F16)
+        if ((unsigned)t[i].dtype >= FMLP_DTYPE_COUNT)
             return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_st_write: tensor '%.120s' has dtype %d, not an fmlp_dtype",
                              name, (int)t[i].dtype);
         if (t[i].rank < 1 || t[i].rank > 3)

@@ -6,16 +6,34 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/names.h"
 #include "plan/plan.h"
 
-static fmlp_kernel *add(fmlp_plan *p, fmlp_kernel_kind kind, const char *op, const char *parent, int in0, int in1,
-                        int out)
+#define KIND_OP(kind, op, parent) [kind] = op,
+#define KIND_PARENT(kind, op, parent) [kind] = parent,
+#define ACT_MODULE(e, name, glu, module) [e] = "fmlp::" #module,
+#define ACT_GLU_OP(e, name, glu, module) [e] = "fmlp::fused_" #name "_mul",
+static const char *const kind_ops[] = {FMLP_KERNEL_TABLE(KIND_OP)};
+static const char *const kind_parents[] = {FMLP_KERNEL_TABLE(KIND_PARENT)};
+static const char *const act_modules[] = {FMLP_ACT_TABLE(ACT_MODULE)};
+static const char *const act_glu_ops[] = {FMLP_ACT_TABLE(ACT_GLU_OP)};
+_Static_assert(sizeof kind_ops / sizeof *kind_ops == FMLP_KERNEL_KIND_COUNT, "a kernel kind without an op");
+_Static_assert(sizeof kind_parents / sizeof *kind_parents == FMLP_KERNEL_KIND_COUNT, "a kernel kind without a parent");
+_Static_assert(sizeof act_modules / sizeof *act_modules == FMLP_ACT_COUNT, "an activation without a module");
+_Static_assert(sizeof act_glu_ops / sizeof *act_glu_ops == FMLP_ACT_COUNT, "an activation without a GLU op");
+
+static fmlp_kernel *add(fmlp_plan *p, fmlp_kernel_kind kind, fmlp_act act, int in0, int in1, int out)
 {
     fmlp_kernel *k = &p->k[p->n++];
     memset(k, 0, sizeof *k);
     k->kind = kind;
-    k->op = op;
-    k->parent = parent;
+    k->act = act;
+    k->op = kind_ops[kind] ? kind_ops[kind] : fmlp_act_name(act);
+    k->parent = kind_parents[kind] ? kind_parents[kind] : kind == FMLP_KERNEL_GLU ? act_glu_ops[act] : act_modules[act];
+    if (kind == FMLP_KERNEL_GEMM && act != FMLP_ACT_NONE) {
+        k->op = "linear+act";
+        k->parent = "fmlp::linear_act";
+    }
     k->in0 = in0;
     k->in1 = in1;
     k->out = out;
@@ -23,45 +41,19 @@ static fmlp_kernel *add(fmlp_plan *p, fmlp_kernel_kind kind, const char *op, con
     return k;
 }
 
-static void gemm_shape(fmlp_kernel *k, const fmlp_mlp *m, int layer, int64_t rows, fmlp_act act)
+static void gemm_shape(fmlp_kernel *k, const fmlp_mlp *m, int layer, int64_t rows)
 {
     const fmlp_layer *l = &m->layers[layer];
     k->layer = layer;
-    k->act = act;
     k->m = rows;
     k->n = l->n;
     k->k = l->k;
 }
 
-static void pointwise_shape(fmlp_kernel *k, int64_t rows, int64_t cols, fmlp_act act)
+static void pointwise_shape(fmlp_kernel *k, int64_t rows, int64_t cols)
 {
     k->m = rows;
     k->n = cols;
-    k->act = act;
-}
-
-static const char *act_op(fmlp_act a) { return fmlp_act_name(a); }
-
-static const char *glu_op(fmlp_act a)
-{
-    switch (a) {
-    case FMLP_ACT_GELU_TANH: return "fmlp::fused_gelu_tanh_mul";
-    case FMLP_ACT_GELU: return "fmlp::fused_gelu_mul";
-    case FMLP_ACT_SILU: return "fmlp::fused_silu_mul";
-    case FMLP_ACT_RELU: return "fmlp::fused_relu_mul";
-    default: return "fmlp::mul";
-    }
-}
-
-static const char *act_parent(fmlp_act a)
-{
-    switch (a) {
-    case FMLP_ACT_GELU_TANH:
-    case FMLP_ACT_GELU: return "fmlp::gelu";
-    case FMLP_ACT_SILU: return "fmlp::silu";
-    case FMLP_ACT_RELU: return "fmlp::relu";
-    default: return "fmlp::identity";
-    }
 }
 
 static void build_gated(const fmlp_mlp *m, fmlp_mode mode, int64_t rows, fmlp_plan *p)
@@ -69,31 +61,30 @@ static void build_gated(const fmlp_mlp *m, fmlp_mode mode, int64_t rows, fmlp_pl
     fmlp_act act = m->desc.act;
     int64_t h = m->desc.hidden;
     if (mode == FMLP_MODE_FUSED) {
-        fmlp_kernel *k = add(p, FMLP_KERNEL_GEMM_GLU, "linear+glu", "fmlp::linear_glu", FMLP_BUF_X, -1, FMLP_BUF_T0);
-        gemm_shape(k, m, 0, rows, act);
-        k = add(p, FMLP_KERNEL_GEMM, "linear", "fmlp::linear", FMLP_BUF_T0, -1, FMLP_BUF_Y);
-        gemm_shape(k, m, 2, rows, FMLP_ACT_NONE);
+        fmlp_kernel *k = add(p, FMLP_KERNEL_GEMM_GLU, act, FMLP_BUF_X, -1, FMLP_BUF_T0);
+        gemm_shape(k, m, 0, rows);
+        k = add(p, FMLP_KERNEL_GEMM, FMLP_ACT_NONE, FMLP_BUF_T0, -1, FMLP_BUF_Y);
+        gemm_shape(k, m, 2, rows);
         p->t_cols[FMLP_BUF_T0] = h;
         return;
     }
-    fmlp_kernel *k = add(p, FMLP_KERNEL_GEMM, "linear", "fmlp::linear", FMLP_BUF_X, -1, FMLP_BUF_T0);
-    gemm_shape(k, m, 0, rows, FMLP_ACT_NONE);
-    k = add(p, FMLP_KERNEL_GEMM, "linear", "fmlp::linear", FMLP_BUF_X, -1, FMLP_BUF_T1);
-    gemm_shape(k, m, 1, rows, FMLP_ACT_NONE);
+    fmlp_kernel *k = add(p, FMLP_KERNEL_GEMM, FMLP_ACT_NONE, FMLP_BUF_X, -1, FMLP_BUF_T0);
+    gemm_shape(k, m, 0, rows);
+    k = add(p, FMLP_KERNEL_GEMM, FMLP_ACT_NONE, FMLP_BUF_X, -1, FMLP_BUF_T1);
+    gemm_shape(k, m, 1, rows);
     p->t_cols[FMLP_BUF_T0] = p->t_cols[FMLP_BUF_T1] = p->t_cols[FMLP_BUF_T2] = h;
     if (mode == FMLP_MODE_COMPILED || act == FMLP_ACT_NONE) {
-        k = add(p, act == FMLP_ACT_NONE ? FMLP_KERNEL_MUL : FMLP_KERNEL_GLU, act == FMLP_ACT_NONE ? "mul" : "act*mul",
-                glu_op(act), FMLP_BUF_T0, FMLP_BUF_T1, FMLP_BUF_T2);
-        pointwise_shape(k, rows, h, act);
+        k = add(p, act == FMLP_ACT_NONE ? FMLP_KERNEL_MUL : FMLP_KERNEL_GLU, act, FMLP_BUF_T0, FMLP_BUF_T1, FMLP_BUF_T2);
+        pointwise_shape(k, rows, h);
     } else {
-        k = add(p, FMLP_KERNEL_ACT, act_op(act), act_parent(act), FMLP_BUF_T0, -1, FMLP_BUF_T2);
-        pointwise_shape(k, rows, h, act);
-        k = add(p, FMLP_KERNEL_MUL, "mul", "fmlp::mul", FMLP_BUF_T2, FMLP_BUF_T1, FMLP_BUF_T0);
-        pointwise_shape(k, rows, h, FMLP_ACT_NONE);
+        k = add(p, FMLP_KERNEL_ACT, act, FMLP_BUF_T0, -1, FMLP_BUF_T2);
+        pointwise_shape(k, rows, h);
+        k = add(p, FMLP_KERNEL_MUL, FMLP_ACT_NONE, FMLP_BUF_T2, FMLP_BUF_T1, FMLP_BUF_T0);
+        pointwise_shape(k, rows, h);
     }
     int hin = p->k[p->n - 1].out;
-    k = add(p, FMLP_KERNEL_GEMM, "linear", "fmlp::linear", hin, -1, FMLP_BUF_Y);
-    gemm_shape(k, m, 2, rows, FMLP_ACT_NONE);
+    k = add(p, FMLP_KERNEL_GEMM, FMLP_ACT_NONE, hin, -1, FMLP_BUF_Y);
+    gemm_shape(k, m, 2, rows);
 }
 
 static int other_temp(int buf) { return buf == FMLP_BUF_T0 ? FMLP_BUF_T1 : FMLP_BUF_T0; }
@@ -113,15 +104,15 @@ static void build_stack(const fmlp_mlp *m, fmlp_mode mode, int64_t rows, fmlp_pl
         bool act_after = !last && act != FMLP_ACT_NONE;
         bool fuse_act = mode == FMLP_MODE_FUSED && act_after;
         int out = last ? FMLP_BUF_Y : other_temp(in);
-        const char *parent = L == 1 ? "fmlp::addmm" : fuse_act ? "fmlp::linear_act" : "fmlp::linear";
-        fmlp_kernel *k = add(p, FMLP_KERNEL_GEMM, fuse_act ? "linear+act" : "linear", parent, in, -1, out);
-        gemm_shape(k, m, l, rows, fuse_act ? act : FMLP_ACT_NONE);
+        fmlp_kernel *k = add(p, FMLP_KERNEL_GEMM, fuse_act ? act : FMLP_ACT_NONE, in, -1, out);
+        if (L == 1) k->parent = "fmlp::addmm";
+        gemm_shape(k, m, l, rows);
         widen(p, out, m->layers[l].n);
         in = out;
         if (act_after && !fuse_act) {
             int act_out = other_temp(out);
-            k = add(p, FMLP_KERNEL_ACT, act_op(act), act_parent(act), out, -1, act_out);
-            pointwise_shape(k, rows, m->layers[l].n, act);
+            k = add(p, FMLP_KERNEL_ACT, act, out, -1, act_out);
+            pointwise_shape(k, rows, m->layers[l].n);
             widen(p, act_out, m->layers[l].n);
             in = act_out;
         }
@@ -167,8 +158,10 @@ fmlp_mode fmlp_plan_auto(const fmlp_mlp *m, int64_t rows, char *why, size_t why_
 
 fmlp_status fmlp_plan_build(const fmlp_mlp *m, fmlp_mode mode, int64_t rows, fmlp_plan *p)
 {
-    if ((int)mode < FMLP_MODE_EAGER || mode > FMLP_MODE_AUTO)
-        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "mode %d is unknown; use eager, compiled, fused or auto", (int)mode);
+    char choices[64];
+    if ((unsigned)mode >= FMLP_MODE_COUNT)
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "mode %d is unknown; use %s", (int)mode,
+                         fmlp_mode_choices(choices, sizeof choices));
     if (rows < 1)
         return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "rows = %lld: nothing to compute; pass at least one row", (long long)rows);
     memset(p, 0, sizeof *p);

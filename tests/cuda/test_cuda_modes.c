@@ -1,7 +1,9 @@
 /* Why: every block × dtype × mode on the GPU, eager and replayed from CUDA
  * graphs, against the double reference: odd shapes that force the fallback
  * kernels, row counts from 1 to 32768 that cross every kernel variant, and
- * host tensors that go through the copy path. Outputs are poisoned first. */
+ * host tensors that go through the copy path. Outputs are poisoned first.
+ * Every activation of the table is swept gated and in a stack at a row
+ * count for the small-batch kernels and one for the tiled ones. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +92,19 @@ static void check_auto(fmlp_ctx *ctx)
     }
 }
 
+static void check_every_act(fmlp_ctx *ctx)
+{
+    static const int64_t rows[] = {7, 1000};
+    static const fmlp_dtype dts[] = {FMLP_BF16, FMLP_F16, FMLP_F32};
+    for (int a = FMLP_ACT_NONE + 1; a < FMLP_ACT_COUNT; a++) {
+        tu_act_sweep s;
+        tu_act_sweep_for((fmlp_act)a, 64, 136, 40, &s);
+        for (int c = 0; c < 2; c++)
+            for (int di = 0; di < 3; di++)
+                for (int r = 0; r < 2; r++) check(ctx, &s.cases[c], dts[di], rows[r], false);
+    }
+}
+
 int main(void)
 {
     tu_seed();
@@ -105,6 +120,7 @@ int main(void)
     const tu_shape_case big = {"geglu-small-wide", FMLP_BLOCK_GATED, FMLP_ACT_GELU_TANH, 0, 64, 192, 0, true};
     check(ctx, &big, FMLP_BF16, 32768, false);
     check(ctx, &big, FMLP_F32, 8192, false);
+    check_every_act(ctx);
     check_auto(ctx);
     fmlp_ctx_destroy(ctx);
     return tu_finish();
