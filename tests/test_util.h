@@ -6,6 +6,7 @@
 #define FMLP_TEST_UTIL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "fmlp.h"
@@ -55,6 +56,10 @@ typedef struct {
  * block or a 2-layer stack rounds one (h); a stack of L layers rounds
  * L - 1, and to first order their relative errors add. */
 double tu_tol_case(const tu_shape_case *c, fmlp_dtype dtype);
+
+/* A whole file, NUL-terminated, in malloc'd memory (NULL when unreadable);
+ * its length in *len. */
+char *tu_read_file(const char *path, size_t *len);
 
 /* A scratch directory for files (created on demand). */
 const char *tu_tmpdir(void);
