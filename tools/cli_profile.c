@@ -66,7 +66,7 @@ int cli_prof_parse(cli_prof_opts *o, int argc, char **argv, int *i)
     if (strcmp(f, "--sort-by") == 0) {
         const char *v = cli_value(argc, argv, i, "profile");
         if (!v) return -1;
-        if (!prof_sort_key_valid(v)) {
+        if (!fmlp_table_sort_key_valid(v)) {
             cli_error("profile", "--sort-by: \"%s\" is not a column; use self_cpu_time_total, cpu_time_total, "
                                  "cpu_time, count, flops, self_cuda_time_total, cuda_time_total or cuda_time",
                       v);

@@ -119,7 +119,7 @@ static int summarize(int argc, char **argv)
         const char *a = argv[i], *v;
         if (strcmp(a, "--sort-by") == 0) {
             if (!(v = cli_value(argc, argv, &i, "trace summarize"))) return usage_error("%s needs a column", a);
-            if (!prof_sort_key_valid(v)) return usage_error("--sort-by: \"%s\" is not a column", v);
+            if (!fmlp_table_sort_key_valid(v)) return usage_error("--sort-by: \"%s\" is not a column", v);
             t.sort_by = v;
         } else if (strcmp(a, "--row-limit") == 0) {
             if (!(v = cli_value(argc, argv, &i, "trace summarize")) ||

@@ -76,7 +76,7 @@ static double key_of(const row *r, sort_key k)
     return 0;
 }
 
-bool prof_sort_key_valid(const char *sort_by)
+bool fmlp_table_sort_key_valid(const char *sort_by)
 {
     if (!sort_by || !*sort_by) return true;
     for (size_t i = 0; i < sizeof sort_names / sizeof *sort_names; i++)
