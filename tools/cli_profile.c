@@ -9,7 +9,6 @@
 #include <sys/stat.h>
 
 #include "cli_args.h"
-#include "profiler/prof.h"
 
 void cli_prof_defaults(cli_prof_opts *o)
 {
