@@ -4,7 +4,7 @@
  * run computes it. */
 #include "cli_trace.h"
 
-#include <stdlib.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include "cli_args.h"
@@ -21,10 +21,14 @@ static void usage(FILE *f)
                "  diff       traces side by side: kernels per step, time split, time per kernel name\n");
 }
 
-static int usage_error(const char *fmt, const char *arg)
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
     fprintf(stderr, "fmlp trace: ");
-    fprintf(stderr, fmt, arg);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
     fputc('\n', stderr);
     usage(stderr);
     return CLI_USAGE_ERROR;
@@ -37,32 +41,56 @@ static bool load(const char *path, fmlp_trace **t)
     return false;
 }
 
+enum { T_STEP = CLI_OPT_COMMAND, T_WIDTH, T_TITLE, T_SORT_BY, T_ROW_LIMIT };
+
+static const struct option render_options[] = {
+    {"output", required_argument, NULL, 'o'}, {"step", required_argument, NULL, T_STEP},
+    {"width", required_argument, NULL, T_WIDTH}, {"title", required_argument, NULL, T_TITLE},
+    {0},
+};
+static const struct option summarize_options[] = {
+    {"sort-by", required_argument, NULL, T_SORT_BY},
+    {"row-limit", required_argument, NULL, T_ROW_LIMIT},
+    {0},
+};
+
+/* Reads the subcommand's flags from argv[2..]; its one input file is the
+ * positional argument, wherever it stands. Returns the next flag's val, 0 at
+ * the end, or a negative number after a usage error (message printed). */
+static int next_flag(cli_parser *p, const char *sub, const char **in, cli_arg *a)
+{
+    while (cli_next(p, a)) {
+        if (a->val == CLI_ARG_UNKNOWN) return -usage_error("%s: unknown option \"%s\"", sub, a->word);
+        if (a->val != CLI_ARG_POSITIONAL) return a->val;
+        if (*in) return -usage_error("%s: one input file only, got \"%s\" too", sub, a->word);
+        *in = a->word;
+    }
+    return 0;
+}
+
 static int render(int argc, char **argv)
 {
-    const char *in = NULL, *out = NULL, *title = NULL;
-    int step = -1, width = 0;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v;
-        if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-            if (!(v = cli_value(argc, argv, &i, "trace render"))) return usage_error("%s needs a file", a);
-            out = v;
-        } else if (strcmp(a, "--step") == 0) {
-            if (!(v = cli_value(argc, argv, &i, "trace render")) || !cli_parse_int("trace render", a, v, 0, 1 << 30, &step))
-                return usage_error("%s needs a step number", a);
-        } else if (strcmp(a, "--width") == 0) {
-            if (!(v = cli_value(argc, argv, &i, "trace render")) ||
-                !cli_parse_int("trace render", a, v, 400, 100000, &width))
-                return usage_error("%s needs a width in pixels (400..100000)", a);
-        } else if (strcmp(a, "--title") == 0) {
-            if (!(title = cli_value(argc, argv, &i, "trace render"))) return usage_error("%s needs text", a);
-        } else if (a[0] == '-' && a[1]) {
-            return usage_error("render: unknown option \"%s\"", a);
-        } else if (!in) {
-            in = a;
-        } else {
-            return usage_error("render: one input file only, got \"%s\" too", a);
+    const char *in = NULL, *out = NULL, *title = NULL, *cmd = "trace render";
+    int step = -1, width = 0, flag;
+    cli_options l = {0};
+    cli_options_add(&l, render_options);
+    cli_parser p;
+    cli_parser_init(&p, argc - 1, argv + 1, &l, "o:");
+    cli_arg a;
+    while ((flag = next_flag(&p, "render", &in, &a)) > 0) {
+        const char *v = cli_arg_value(&a, cmd), *f = a.word;
+        if (flag == 'o') {
+            if (!(out = v)) return usage_error("%s needs a file", f);
+        } else if (flag == T_STEP) {
+            if (!v || !cli_parse_int(cmd, f, v, 0, 1 << 30, &step)) return usage_error("%s needs a step number", f);
+        } else if (flag == T_WIDTH) {
+            if (!v || !cli_parse_int(cmd, f, v, 400, 100000, &width))
+                return usage_error("%s needs a width in pixels (400..100000)", f);
+        } else if (!(title = v)) {
+            return usage_error("%s needs text", f);
         }
     }
+    if (flag < 0) return CLI_USAGE_ERROR;
     if (!in || !out) return usage_error("%s", "render needs FILE.json and -o OUT.svg");
     fmlp_trace *t;
     if (!load(in, &t)) return 1;
@@ -79,27 +107,26 @@ static int render(int argc, char **argv)
 
 static int summarize(int argc, char **argv)
 {
-    const char *in = NULL;
+    const char *in = NULL, *cmd = "trace summarize";
     fmlp_table_options t = fmlp_table_options_default();
     t.analyses = true;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v;
-        if (strcmp(a, "--sort-by") == 0) {
-            if (!(v = cli_value(argc, argv, &i, "trace summarize"))) return usage_error("%s needs a column", a);
+    int flag;
+    cli_options l = {0};
+    cli_options_add(&l, summarize_options);
+    cli_parser p;
+    cli_parser_init(&p, argc - 1, argv + 1, &l, "");
+    cli_arg a;
+    while ((flag = next_flag(&p, "summarize", &in, &a)) > 0) {
+        const char *v = cli_arg_value(&a, cmd), *f = a.word;
+        if (flag == T_SORT_BY) {
+            if (!v) return usage_error("%s needs a column", f);
             if (!fmlp_table_sort_key_valid(v)) return usage_error("--sort-by: \"%s\" is not a column", v);
             t.sort_by = v;
-        } else if (strcmp(a, "--row-limit") == 0) {
-            if (!(v = cli_value(argc, argv, &i, "trace summarize")) ||
-                !cli_parse_int("trace summarize", a, v, 0, 1 << 30, &t.row_limit))
-                return usage_error("%s needs a count", a);
-        } else if (a[0] == '-' && a[1]) {
-            return usage_error("summarize: unknown option \"%s\"", a);
-        } else if (!in) {
-            in = a;
-        } else {
-            return usage_error("summarize: one input file only, got \"%s\" too", a);
+        } else if (!v || !cli_parse_int(cmd, f, v, 0, 1 << 30, &t.row_limit)) {
+            return usage_error("%s needs a count", f);
         }
     }
+    if (flag < 0) return CLI_USAGE_ERROR;
     if (!in) return usage_error("%s", "summarize needs a trace file");
     fmlp_trace *tr;
     if (!load(in, &tr)) return 1;
