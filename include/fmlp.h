@@ -350,7 +350,8 @@ fmlp_status fmlp_ceilings_measure(fmlp_ctx *ctx, fmlp_ceilings *out);
  * made at the first call that needs it. */
 typedef struct fmlp_trace fmlp_trace;
 
-/* Reads a trace file (gzip'd when it is; by content, not by name). */
+/* Reads a trace file; a gzip'd one is recognised by its content, whatever
+ * its name, when fmlp was built with zlib. */
 fmlp_status fmlp_trace_open(const char *path, fmlp_trace **out);
 /* The same from `len` bytes in memory; `name` stands for the path in
  * messages and output. */
