@@ -72,6 +72,26 @@ bool cli_next(cli_parser *p, cli_arg *a)
     return true;
 }
 
+int cli_parse(const cli_command *c, int argc, char **argv, const cli_options *opts)
+{
+    cli_parser p;
+    cli_parser_init(&p, argc, argv, opts, "h");
+    cli_arg a;
+    while (cli_next(&p, &a)) {
+        if (a.val == 'h') {
+            c->usage(stdout, c->state);
+            return 0;
+        }
+        int k = c->take(c->state, &a);
+        if (k == 0) cli_error(c->cmd, "unknown argument \"%s\"", a.word);
+        if (k != 1) {
+            c->usage(stderr, c->state);
+            return -1;
+        }
+    }
+    return 1;
+}
+
 const char *cli_arg_value(const cli_arg *a, const char *cmd)
 {
     if (a->missing) cli_error(cmd, "%s needs a value", a->word);

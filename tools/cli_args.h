@@ -56,6 +56,20 @@ void cli_parser_init(cli_parser *p, int argc, char **argv, const cli_options *op
 /* The next word, or false at the end. */
 bool cli_next(cli_parser *p, cli_arg *a);
 
+/* A subcommand whose words are all flags: its name, its usage and one
+ * handler for every flag it takes. */
+typedef struct {
+    const char *cmd;
+    /* 1 taken, 0 not one of its flags, -1 bad value (message printed). */
+    int (*take)(void *state, const cli_arg *a);
+    void (*usage)(FILE *f, const void *state);
+    void *state;
+} cli_command;
+/* Reads every word in order: -h/--help prints the usage to stdout (0); a
+ * word no handler takes is an unknown argument, and that or a bad value
+ * prints the usage to stderr (-1); 1 when all were taken. */
+int cli_parse(const cli_command *c, int argc, char **argv, const cli_options *opts);
+
 /* The flag's value, or NULL after printing "fmlp CMD: FLAG needs a value"
  * when it is missing. */
 const char *cli_arg_value(const cli_arg *a, const char *cmd);

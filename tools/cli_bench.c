@@ -102,9 +102,18 @@ static const struct option bench_options[] = {
     {0},
 };
 
-static int bench_take(bench_opts *b, const char *cmd, const cli_arg *a)
+typedef struct {
+    cli_model_opts *model;
+    bench_opts *b;
+} bench_state;
+
+static int bench_take(void *state, const cli_arg *a)
 {
-    if (a->val < CLI_OPT_COMMAND || a->val >= B_END) return 0;
+    bench_state *st = state;
+    bench_opts *b = st->b;
+    const char *cmd = st->model->cmd;
+    int k = cli_model_take(st->model, a);
+    if (k != 0 || a->val < CLI_OPT_COMMAND || a->val >= B_END) return k;
     const char *v = cli_arg_value(a, cmd);
     if (!v) return -1;
     switch (a->val) {
@@ -119,32 +128,23 @@ static int bench_take(bench_opts *b, const char *cmd, const cli_arg *a)
     return 0;
 }
 
+static void bench_usage(FILE *f, const void *state)
+{
+    (void)state;
+    usage(f);
+}
+
 /* 1 parsed, 0 help printed, -1 usage error printed. */
 static int parse_bench(int argc, char **argv, cli_model_opts *o, bench_opts *b)
 {
-    const char *cmd = "bench";
-    cli_model_defaults_mlp(o, cmd);
+    cli_model_defaults_mlp(o, "bench");
     *b = (bench_opts){"1,16,128,1024,8192", "f32,bf16", "eager,compiled,fused", NULL, NULL, 0.5, 0};
     cli_options l = {0};
     cli_options_add(&l, bench_options);
     cli_model_options(&l, false);
-    cli_parser p;
-    cli_parser_init(&p, argc, argv, &l, "h");
-    cli_arg a;
-    while (cli_next(&p, &a)) {
-        if (a.val == 'h') {
-            usage(stdout);
-            return 0;
-        }
-        int k = cli_model_take(o, &a);
-        if (k == 0) k = bench_take(b, cmd, &a);
-        if (k == 0) cli_error(cmd, "unknown argument \"%s\"", a.word);
-        if (k != 1) {
-            usage(stderr);
-            return -1;
-        }
-    }
-    return 1;
+    bench_state st = {o, b};
+    cli_command c = {"bench", bench_take, bench_usage, &st};
+    return cli_parse(&c, argc, argv, &l);
 }
 
 int cli_bench_main(int argc, char **argv)

@@ -166,6 +166,19 @@ static int run_take(run_opts *r, const cli_arg *a)
     return 0;
 }
 
+static int run_take_any(void *state, const cli_arg *a)
+{
+    run_opts *r = state;
+    int k = cli_model_take(&r->model, a);
+    if (k == 0) k = cli_prof_take(&r->prof, a);
+    return k == 0 ? run_take(r, a) : k;
+}
+
+static void run_usage(FILE *f, const void *state)
+{
+    usage(f, ((const run_opts *)state)->linear);
+}
+
 /* Defaults, then the flags in order: 1 parsed, 0 help printed, -1 usage
  * error printed. */
 static int parse_run(int argc, char **argv, bool linear, run_opts *r)
@@ -185,24 +198,8 @@ static int parse_run(int argc, char **argv, bool linear, run_opts *r)
     cli_options_add(&l, run_options);
     cli_model_options(&l, linear);
     cli_prof_options(&l);
-    cli_parser p;
-    cli_parser_init(&p, argc, argv, &l, "h");
-    cli_arg a;
-    while (cli_next(&p, &a)) {
-        if (a.val == 'h') {
-            usage(stdout, linear);
-            return 0;
-        }
-        int k = cli_model_take(&r->model, &a);
-        if (k == 0) k = cli_prof_take(&r->prof, &a);
-        if (k == 0) k = run_take(r, &a);
-        if (k == 0) cli_error(r->cmd, "unknown argument \"%s\"", a.word);
-        if (k != 1) {
-            usage(stderr, linear);
-            return -1;
-        }
-    }
-    return 1;
+    cli_command c = {r->cmd, run_take_any, run_usage, r};
+    return cli_parse(&c, argc, argv, &l);
 }
 
 /* The input (unless only explaining) and the output buffer; prints its own

@@ -54,31 +54,52 @@ static const struct option summarize_options[] = {
     {0},
 };
 
-/* Reads the subcommand's flags from argv[2..]; its one input file is the
- * positional argument, wherever it stands. Returns the next flag's val, 0 at
- * the end, or a negative number after a usage error (message printed). */
-static int next_flag(cli_parser *p, const char *sub, const char **in, cli_arg *a)
+/* A subcommand's flags, read from argv[2..]; its one input file is the
+ * positional argument, wherever it stands. */
+typedef struct {
+    const char *sub;
+    char cmd[32]; /* "trace render" */
+    cli_options l;
+    cli_parser p;
+    cli_arg a;
+    const char *in;
+    const char *value; /* the flag's value; NULL when missing (message printed) */
+} trace_args;
+
+static void trace_args_init(trace_args *t, const char *sub, const struct option *flags, const char *shorts, int argc,
+                            char **argv)
 {
-    while (cli_next(p, a)) {
-        if (a->val == CLI_ARG_UNKNOWN) return -usage_error("%s: unknown option \"%s\"", sub, a->word);
-        if (a->val != CLI_ARG_POSITIONAL) return a->val;
-        if (*in) return -usage_error("%s: one input file only, got \"%s\" too", sub, a->word);
-        *in = a->word;
+    memset(t, 0, sizeof *t);
+    t->sub = sub;
+    snprintf(t->cmd, sizeof t->cmd, "trace %s", sub);
+    cli_options_add(&t->l, flags);
+    cli_parser_init(&t->p, argc - 1, argv + 1, &t->l, shorts);
+}
+
+/* The next flag's val (its value in t->value), 0 at the end, or a negative
+ * number after a usage error (message printed). */
+static int next_flag(trace_args *t)
+{
+    while (cli_next(&t->p, &t->a)) {
+        if (t->a.val == CLI_ARG_UNKNOWN) return -usage_error("%s: unknown option \"%s\"", t->sub, t->a.word);
+        if (t->a.val != CLI_ARG_POSITIONAL) {
+            t->value = cli_arg_value(&t->a, t->cmd);
+            return t->a.val;
+        }
+        if (t->in) return -usage_error("%s: one input file only, got \"%s\" too", t->sub, t->a.word);
+        t->in = t->a.word;
     }
     return 0;
 }
 
 static int render(int argc, char **argv)
 {
-    const char *in = NULL, *out = NULL, *title = NULL, *cmd = "trace render";
+    const char *out = NULL, *title = NULL;
     int step = -1, width = 0, flag;
-    cli_options l = {0};
-    cli_options_add(&l, render_options);
-    cli_parser p;
-    cli_parser_init(&p, argc - 1, argv + 1, &l, "o:");
-    cli_arg a;
-    while ((flag = next_flag(&p, "render", &in, &a)) > 0) {
-        const char *v = cli_arg_value(&a, cmd), *f = a.word;
+    trace_args ta;
+    trace_args_init(&ta, "render", render_options, "o:", argc, argv);
+    while ((flag = next_flag(&ta)) > 0) {
+        const char *v = ta.value, *f = ta.a.word, *cmd = ta.cmd;
         if (flag == 'o') {
             if (!(out = v)) return usage_error("%s needs a file", f);
         } else if (flag == T_STEP) {
@@ -91,6 +112,7 @@ static int render(int argc, char **argv)
         }
     }
     if (flag < 0) return CLI_USAGE_ERROR;
+    const char *in = ta.in;
     if (!in || !out) return usage_error("%s", "render needs FILE.json and -o OUT.svg");
     fmlp_trace *t;
     if (!load(in, &t)) return 1;
@@ -107,29 +129,25 @@ static int render(int argc, char **argv)
 
 static int summarize(int argc, char **argv)
 {
-    const char *in = NULL, *cmd = "trace summarize";
     fmlp_table_options t = fmlp_table_options_default();
     t.analyses = true;
     int flag;
-    cli_options l = {0};
-    cli_options_add(&l, summarize_options);
-    cli_parser p;
-    cli_parser_init(&p, argc - 1, argv + 1, &l, "");
-    cli_arg a;
-    while ((flag = next_flag(&p, "summarize", &in, &a)) > 0) {
-        const char *v = cli_arg_value(&a, cmd), *f = a.word;
+    trace_args ta;
+    trace_args_init(&ta, "summarize", summarize_options, "", argc, argv);
+    while ((flag = next_flag(&ta)) > 0) {
+        const char *v = ta.value, *f = ta.a.word;
         if (flag == T_SORT_BY) {
             if (!v) return usage_error("%s needs a column", f);
             if (!fmlp_table_sort_key_valid(v)) return usage_error("--sort-by: \"%s\" is not a column", v);
             t.sort_by = v;
-        } else if (!v || !cli_parse_int(cmd, f, v, 0, 1 << 30, &t.row_limit)) {
+        } else if (!v || !cli_parse_int(ta.cmd, f, v, 0, 1 << 30, &t.row_limit)) {
             return usage_error("%s needs a count", f);
         }
     }
     if (flag < 0) return CLI_USAGE_ERROR;
-    if (!in) return usage_error("%s", "summarize needs a trace file");
+    if (!ta.in) return usage_error("%s", "summarize needs a trace file");
     fmlp_trace *tr;
-    if (!load(in, &tr)) return 1;
+    if (!load(ta.in, &tr)) return 1;
     fmlp_status s = fmlp_trace_summary_print(tr, &t, stdout);
     fmlp_trace_close(tr);
     if (s != FMLP_OK) {
