@@ -335,6 +335,9 @@ typedef struct {
 } fmlp_table_options;
 
 fmlp_table_options fmlp_table_options_default(void);
+/* Whether `sort_by` names a column fmlp_table_options.sort_by takes (NULL
+ * and "" do: the default), for checking a flag before any work. */
+bool fmlp_table_sort_key_valid(const char *sort_by);
 fmlp_status fmlp_profiler_table(fmlp_profiler *prof, const fmlp_table_options *opt, FILE *f);
 /* Returns a malloc'd string; free with free(). */
 fmlp_status fmlp_profiler_table_string(fmlp_profiler *prof, const fmlp_table_options *opt, char **out);
@@ -354,7 +357,10 @@ typedef struct {
 fmlp_status fmlp_profiler_summary(fmlp_profiler *prof, fmlp_profile_summary *out);
 
 /* Machine ceilings for the verdicts, measured once by `fmlp info --ceilings`
- * and cached (FMLP_CEILINGS_FILE, or ~/.cache/fmlp/ceilings.json). */
+ * and cached (FMLP_CEILINGS_FILE, or ~/.cache/fmlp/ceilings.json). A context
+ * reads the cache at its first fmlp_ceilings_get and keeps what it found
+ * (fmlp_ceilings_measure on it replaces that); its profilers' verdicts use
+ * the context's numbers. A cache written later is seen by new contexts. */
 typedef struct {
     double gemm_gflops_f32, gemm_gflops_bf16; /* CPU */
     double mem_gbps;                          /* CPU */
@@ -363,6 +369,87 @@ typedef struct {
 } fmlp_ceilings;
 fmlp_status fmlp_ceilings_get(fmlp_ctx *ctx, bool measure_if_missing, fmlp_ceilings *out);
 fmlp_status fmlp_ceilings_measure(fmlp_ctx *ctx, fmlp_ceilings *out);
+
+/* ----------------------------------------------------------- trace files */
+
+/* Traces read back: a file fmlp or torch.profiler wrote (Kineto JSON, or the
+ * legacy autograd-profiler array; either one gzip'd as .json.gz) gives the
+ * same table, analyses, verdict and timeline a live run gives. These are the
+ * calls `fmlp trace summarize|diff|render` makes, open to any program. They
+ * are a section of this header rather than a header of their own because
+ * they speak in its types (fmlp_status, fmlp_table_options,
+ * fmlp_profile_summary, fmlp_bound) and the library keeps one public header.
+ * An open trace may be read from several threads at once; its analysis is
+ * made at the first call that needs it. */
+typedef struct fmlp_trace fmlp_trace;
+
+/* Reads a trace file; a gzip'd one is recognised by its content, whatever
+ * its name, when fmlp was built with zlib. */
+fmlp_status fmlp_trace_open(const char *path, fmlp_trace **out);
+/* The same from `len` bytes in memory; `name` stands for the path in
+ * messages and output. */
+fmlp_status fmlp_trace_parse(const char *text, size_t len, const char *name, fmlp_trace **out);
+void fmlp_trace_close(fmlp_trace *trace);
+
+/* Lanes are counted up to this many; a trace at the limit may have more. */
+#define FMLP_TRACE_MAX_LANES 256
+
+typedef struct {
+    const char *path;   /* as opened (the name given to fmlp_trace_parse) */
+    const char *origin; /* the writer: "fmlp" or "torch.profiler" */
+    size_t spans;       /* events with a duration: everything but memory instants */
+    int lanes;          /* distinct (pid, tid) lanes, at most FMLP_TRACE_MAX_LANES */
+    int steps;          /* ProfilerStep#N spans */
+} fmlp_trace_info;
+/* Strings stay valid until the trace is closed. */
+fmlp_status fmlp_trace_get_info(const fmlp_trace *trace, fmlp_trace_info *out);
+
+/* One ProfilerStep#N span and where its wall time went. */
+typedef struct {
+    const char *name;         /* "ProfilerStep#N", valid until the trace is closed */
+    int number;               /* N */
+    int64_t start_ns, end_ns; /* on the trace's clock */
+    double wall_us, kernel_us, overhead_us, idle_us;
+    int kernels; /* distinct launches (correlation ids); copies apart */
+    int copies;  /* GPU memcpy and memset launches */
+    fmlp_bound bound;
+    char reason[256];
+} fmlp_trace_step;
+/* Step i (0 <= i < info.steps), in start order. */
+fmlp_status fmlp_trace_step_info(fmlp_trace *trace, int i, fmlp_trace_step *out);
+
+/* The verdict over all steps (or the whole trace when it has none), as
+ * fmlp_profiler_summary gives it for a live window: kernels per step, the
+ * time split, bound and reason. */
+fmlp_status fmlp_trace_summary(fmlp_trace *trace, fmlp_profile_summary *out);
+
+/* What `fmlp trace summarize` prints: "trace PATH: written by ORIGIN, N
+ * spans on L lanes", a blank line, then the table of fmlp_profiler_table
+ * (FLOPs columns included when the trace has FLOPs) under `opt`; the CLI
+ * passes analyses = true. NULL opt = fmlp_table_options_default(). The
+ * string is malloc'd; free it with free(). */
+fmlp_status fmlp_trace_summary_string(const fmlp_trace *trace, const fmlp_table_options *opt, char **out);
+fmlp_status fmlp_trace_summary_print(const fmlp_trace *trace, const fmlp_table_options *opt, FILE *f);
+
+#define FMLP_TRACE_DIFF_MAX 4
+/* What `fmlp trace diff` prints: 2..FMLP_TRACE_DIFF_MAX traces side by side
+ * (columns named by file name), kernels per step and the time split per step
+ * with each change against the first trace, the verdicts, then time per step
+ * by kernel name. Fails when a trace holds no spans. */
+fmlp_status fmlp_trace_diff_string(fmlp_trace *const *traces, int n, char **out);
+fmlp_status fmlp_trace_diff_print(fmlp_trace *const *traces, int n, FILE *f);
+
+typedef struct {
+    const char *title; /* first line above the timeline; NULL = the trace's path */
+    int step;          /* draw only ProfilerStep#step; -1 = the whole trace */
+    int width;         /* pixels, 400..100000; 0 = 1600 */
+} fmlp_svg_options;
+/* title NULL, step -1, width 0. */
+fmlp_svg_options fmlp_svg_options_default(void);
+/* What `fmlp trace render` draws, written to `path` as one standalone SVG: a
+ * lane per CPU thread and GPU stream, nested spans, launch-to-kernel arrows.
+ * NULL opt = fmlp_svg_options_default(). */
+fmlp_status fmlp_trace_render_svg(const fmlp_trace *trace, const fmlp_svg_options *opt, const char *path);
 
 #ifdef __cplusplus
 }

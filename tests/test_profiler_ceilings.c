@@ -1,15 +1,34 @@
 /* Why: verdicts are only as good as the ceilings they read. This pins down
  * the cache: values read back as written, a cache measured with another
  * thread count or damaged is treated as missing (never trusted, never a
- * crash), nothing is measured unless asked, and a finished window carries
- * the cached ceilings into its analyses. Measuring itself is timing, left to
- * `fmlp info --ceilings`. */
+ * crash), nothing is measured unless asked, a context keeps what it read
+ * (a cache rewritten later reaches new contexts, not old ones), and a
+ * finished window carries the context's ceilings into its analyses.
+ * Measuring itself is timing, left to `fmlp info --ceilings`. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "profiler/prof.h"
 #include "test_util.h"
+
+static fmlp_ctx *three_thread_ctx(void)
+{
+    fmlp_ctx_options co = fmlp_ctx_options_default();
+    co.threads = 3;
+    fmlp_ctx *ctx = NULL;
+    if (fmlp_ctx_create(&co, &ctx) != FMLP_OK) tu_check(false, "3-thread context: %s", fmlp_last_error());
+    return ctx;
+}
+
+/* fmlp_ceilings_get on a fresh context, which reads the cache file. */
+static bool fresh_get(fmlp_ceilings *c)
+{
+    fmlp_ctx *ctx = three_thread_ctx();
+    bool ok = ctx && fmlp_ceilings_get(ctx, false, c) == FMLP_OK;
+    fmlp_ctx_destroy(ctx);
+    return ok;
+}
 
 static void write_file(const char *path, const char *text)
 {
@@ -22,17 +41,13 @@ static void write_file(const char *path, const char *text)
 
 int main(void)
 {
-    fmlp_ctx_options co = fmlp_ctx_options_default();
-    co.threads = 3;
-    fmlp_ctx *ctx;
-    if (!tu_check(fmlp_ctx_create(&co, &ctx) == FMLP_OK, "context")) return tu_finish();
     char path[512], text[512];
     snprintf(path, sizeof path, "%s/ceilings_test/sub/ceilings.json", tu_tmpdir());
     setenv("FMLP_CEILINGS_FILE", path, 1);
     remove(path);
 
     fmlp_ceilings c;
-    tu_check(fmlp_ceilings_get(ctx, false, &c) == FMLP_OK && !c.measured, "no cache, not asked to measure: not measured");
+    tu_check(fresh_get(&c) && !c.measured, "no cache, not asked to measure: not measured");
 
     snprintf(path, sizeof path, "%s/ceilings_test.json", tu_tmpdir());
     setenv("FMLP_CEILINGS_FILE", path, 1);
@@ -40,11 +55,22 @@ int main(void)
              "{\"version\":1,\"threads\":3,\"cpu\":{\"gemm_gflops_f32\":100.5,\"gemm_gflops_bf16\":400,"
              "\"mem_gbps\":20},\"gpu\":{\"gemm_tflops_bf16\":0,\"mem_gbps\":0,\"launch_us\":0}}");
     write_file(path, text);
+    fmlp_ctx *ctx = three_thread_ctx();
+    if (!ctx) return tu_finish();
     tu_check(fmlp_ceilings_get(ctx, false, &c) == FMLP_OK && c.measured && c.gemm_gflops_f32 == 100.5 &&
                  c.gemm_gflops_bf16 == 400 && c.mem_gbps == 20,
              "cache read back as written");
 
-    /* A finished window carries them into its analyses. */
+    /* The context holds what it read: a rewritten cache reaches new
+     * contexts only. */
+    snprintf(text, sizeof text,
+             "{\"version\":1,\"threads\":3,\"cpu\":{\"gemm_gflops_f32\":7,\"gemm_gflops_bf16\":9,\"mem_gbps\":3}}");
+    write_file(path, text);
+    tu_check(fmlp_ceilings_get(ctx, false, &c) == FMLP_OK && c.measured && c.gemm_gflops_bf16 == 400,
+             "the context keeps the ceilings it read first");
+    tu_check(fresh_get(&c) && c.measured && c.gemm_gflops_bf16 == 9, "a new context reads the rewritten cache");
+
+    /* A finished window carries the context's ceilings into its analyses. */
     fmlp_profiler *p;
     fmlp_profiler_options o = fmlp_profiler_options_default();
     o.active = 1;
@@ -55,7 +81,7 @@ int main(void)
     fmlp_profiler_step(p);
     fmlp_profiler_stop(p);
     tu_check(p->have_done && p->done.ceil.have && p->done.ceil.gemm_gflops_bf16 == 400,
-             "the saved window holds the cached ceilings");
+             "the saved window holds the context's ceilings");
     char *t = NULL;
     fmlp_table_options to = fmlp_table_options_default();
     to.analyses = true;
@@ -67,14 +93,13 @@ int main(void)
     snprintf(text, sizeof text,
              "{\"version\":1,\"threads\":8,\"cpu\":{\"gemm_gflops_f32\":1,\"gemm_gflops_bf16\":1,\"mem_gbps\":1}}");
     write_file(path, text);
-    tu_check(fmlp_ceilings_get(ctx, false, &c) == FMLP_OK && !c.measured,
-             "a cache measured with 8 threads is not used by a 3-thread context");
+    tu_check(fresh_get(&c) && !c.measured, "a cache measured with 8 threads is not used by a 3-thread context");
     static const char *const damaged[] = {"", "{", "[1,2]", "{\"version\":2,\"threads\":3,\"cpu\":{}}",
                                           "{\"version\":1,\"threads\":3,\"cpu\":{\"gemm_gflops_f32\":\"x\"}}",
                                           "{\"version\":1,\"threads\":3,\"cpu\":{\"gemm_gflops_f32\":-1,\"mem_gbps\":5}}"};
     for (size_t i = 0; i < sizeof damaged / sizeof *damaged; i++) {
         write_file(path, damaged[i]);
-        tu_check(fmlp_ceilings_get(ctx, false, &c) == FMLP_OK && !c.measured, "damaged cache %zu is treated as missing", i);
+        tu_check(fresh_get(&c) && !c.measured, "damaged cache %zu is treated as missing", i);
     }
     tu_expect_fail(fmlp_ceilings_get(NULL, false, &c), FMLP_ERR_INVALID_ARGUMENT, "NULL ctx");
     tu_expect_fail(fmlp_ceilings_measure(ctx, NULL), FMLP_ERR_INVALID_ARGUMENT, "NULL out");

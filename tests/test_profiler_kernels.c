@@ -23,19 +23,6 @@ typedef struct {
     fmlp_tensor x, y;
 } fwd;
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    *len = b ? fread(b, 1, (size_t)n, f) : 0;
-    fclose(f);
-    return b;
-}
-
 typedef struct {
     const char *path;
     int windows;
@@ -122,7 +109,7 @@ static void profile_mode(fmlp_ctx *ctx, fwd *f, int want)
     fmlp_profiler_destroy(p);
 
     size_t len = 0;
-    char *text = slurp(path, &len);
+    char *text = tu_read_file(path, &len);
     json_doc *d = text ? json_parse(text, len, NULL) : NULL;
     tu_check(d != NULL, "%s: trace file parses", mode);
     if (!d) {
@@ -163,7 +150,7 @@ static void test_concurrent(fmlp_ctx *ctx, fwd *a, fwd *b)
     tu_check(fmlp_profiler_export_trace(p, path) == FMLP_OK, "concurrent: export");
     fmlp_profiler_destroy(p);
     size_t len = 0;
-    char *text = slurp(path, &len);
+    char *text = tu_read_file(path, &len);
     json_doc *d = text ? json_parse(text, len, NULL) : NULL;
     tu_check(d != NULL, "concurrent: parses");
     if (d) {

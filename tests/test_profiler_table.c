@@ -210,7 +210,7 @@ static void test_table_text(void)
     t = prof_table(&s, &o, true, &st);
     tu_check(!t && st == FMLP_ERR_INVALID_ARGUMENT && strstr(fmlp_last_error(), "bogus"),
              "unknown sort_by fails naming the value: %s", fmlp_last_error());
-    tu_check(prof_sort_key_valid(NULL) && prof_sort_key_valid("flops") && !prof_sort_key_valid("x"), "sort key check");
+    tu_check(fmlp_table_sort_key_valid(NULL) && fmlp_table_sort_key_valid("flops") && !fmlp_table_sort_key_valid("x"), "sort key check");
     pe_set_free(&s);
 }
 

@@ -11,20 +11,6 @@
 #include "test_util.h"
 #include "trace_check.h"
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    *len = b ? fread(b, 1, (size_t)n, f) : 0;
-    if (b) b[*len] = 0;
-    fclose(f);
-    return b;
-}
-
 /* Distinct correlation ids of kernel events starting inside each step. */
 static void check_counts(const json_value *evs, const char *mode, int want)
 {
@@ -53,13 +39,13 @@ int main(void)
         char path[1024];
         size_t len = 0;
         snprintf(path, sizeof path, "%s/64x128x768_bf16_warm_%s.txt", dir, modes[i].mode);
-        char *table = slurp(path, &len);
+        char *table = tu_read_file(path, &len);
         tu_check(table && strstr(table, "Self CPU %") && strstr(table, "# of Calls") &&
                      strstr(table, "\nSelf CPU time total: ") && strstr(table, "fmlp::mlp"),
                  "%s: %s holds torch's header, the fmlp::mlp row and the footer", modes[i].mode, path);
         free(table);
         snprintf(path, sizeof path, "%s/64x128x768_bf16_warm_%s.json", dir, modes[i].mode);
-        char *text = slurp(path, &len);
+        char *text = tu_read_file(path, &len);
         json_doc *d = text ? json_parse(text, len, NULL) : NULL;
         tu_check(d != NULL, "%s: %s parses as JSON", modes[i].mode, path);
         if (d) {

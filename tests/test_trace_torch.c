@@ -17,19 +17,6 @@
 #include "profiler/tree.h"
 #include "test_util.h"
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    *len = b ? fread(b, 1, (size_t)n, f) : 0;
-    fclose(f);
-    return b;
-}
-
 /* Sum of durations of `name` and of spans directly inside them, straight
  * from the JSON (same lane, contained, no span in between). */
 static void direct_sums(const json_value *evs, const char *name, double *total, double *self, int *calls)
@@ -132,7 +119,7 @@ int main(void)
     char path[1024];
     snprintf(path, sizeof path, "%s/torch_profiler_cpu_trace.json", dir ? dir : "tests/data");
     size_t len = 0;
-    char *text = slurp(path, &len);
+    char *text = tu_read_file(path, &len);
     if (!text) {
         tu_skip("fixture %s not found (set FMLP_TEST_DATA)", path);
         return tu_finish();

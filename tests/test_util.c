@@ -144,6 +144,20 @@ bool tu_expect_fail(fmlp_status got, fmlp_status want, const char *what)
                     fmlp_status_name(want), msg ? msg : "");
 }
 
+char *tu_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    *len = b ? fread(b, 1, (size_t)n, f) : 0;
+    if (b) b[*len] = 0;
+    fclose(f);
+    return b;
+}
+
 const char *tu_tmpdir(void)
 {
     static char dir[512];

@@ -6,6 +6,7 @@
 #define FMLP_TEST_UTIL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "fmlp.h"
@@ -64,6 +65,10 @@ typedef struct {
     tu_shape_case cases[2];
 } tu_act_sweep;
 void tu_act_sweep_for(fmlp_act act, int64_t dim, int64_t hidden, int64_t out_dim, tu_act_sweep *out);
+
+/* A whole file, NUL-terminated, in malloc'd memory (NULL when unreadable);
+ * its length in *len. */
+char *tu_read_file(const char *path, size_t *len);
 
 /* A scratch directory for files (created on demand). */
 const char *tu_tmpdir(void);

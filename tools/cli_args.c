@@ -1,9 +1,11 @@
 /* Why: shared flag parsing for the CLI (see cli_args.h). */
 #include "cli_args.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,13 +19,83 @@ void cli_error(const char *cmd, const char *fmt, ...)
     va_end(ap);
 }
 
-const char *cli_value(int argc, char **argv, int *i, const char *cmd)
+void cli_options_add(cli_options *l, const struct option *group)
 {
-    if (*i + 1 >= argc) {
-        cli_error(cmd, "%s needs a value", argv[*i]);
-        return NULL;
+    for (; group->name; group++) {
+        assert(l->n < CLI_MAX_OPTIONS);
+        l->o[l->n++] = *group;
     }
-    return argv[++*i];
+    memset(&l->o[l->n], 0, sizeof l->o[l->n]);
+}
+
+void cli_parser_init(cli_parser *p, int argc, char **argv, const cli_options *opts, const char *shorts)
+{
+    *p = (cli_parser){.argc = argc, .argv = argv, .opts = opts};
+    snprintf(p->shortopts, sizeof p->shortopts, "-:%s", shorts);
+}
+
+/* Whether `word` spells the flag `val` out in full. */
+static bool whole_word(const cli_parser *p, const char *word, int val)
+{
+    if (strncmp(word, "--", 2) == 0) {
+        for (const struct option *o = p->opts->o; o->name; o++)
+            if (o->val == val && strcmp(o->name, word + 2) == 0) return true;
+        return false;
+    }
+    return word[0] == '-' && word[1] == val && !word[2];
+}
+
+bool cli_next(cli_parser *p, cli_arg *a)
+{
+    if (!p->started) optind = 0; /* glibc: start afresh, for each subcommand */
+    p->started = true;
+    opterr = 0;
+    int at = optind ? optind : 1;
+    memset(a, 0, sizeof *a);
+    if (at >= p->argc) return false;
+    a->word = p->argv[at];
+    if (strcmp(a->word, "--") == 0) { /* getopt's end of flags, never one of ours */
+        optind = at + 1;
+        a->val = CLI_ARG_UNKNOWN;
+        return true;
+    }
+    int c = getopt_long(p->argc, p->argv, p->shortopts, p->opts->o, NULL);
+    if (c == -1) return false;
+    if (c == CLI_ARG_POSITIONAL || c == '?') {
+        a->val = c == '?' ? CLI_ARG_UNKNOWN : c;
+        return true;
+    }
+    a->missing = c == ':';
+    a->val = a->missing ? optopt : c;
+    a->value = a->missing ? NULL : optarg;
+    if (!whole_word(p, a->word, a->val)) *a = (cli_arg){CLI_ARG_UNKNOWN, a->word, NULL, false};
+    return true;
+}
+
+int cli_parse(const cli_command *c, int argc, char **argv, const cli_options *opts)
+{
+    cli_parser p;
+    cli_parser_init(&p, argc, argv, opts, "h");
+    cli_arg a;
+    while (cli_next(&p, &a)) {
+        if (a.val == 'h') {
+            c->usage(stdout, c->state);
+            return 0;
+        }
+        int k = c->take(c->state, &a);
+        if (k == 0) cli_error(c->cmd, "unknown argument \"%s\"", a.word);
+        if (k != 1) {
+            c->usage(stderr, c->state);
+            return -1;
+        }
+    }
+    return 1;
+}
+
+const char *cli_arg_value(const cli_arg *a, const char *cmd)
+{
+    if (a->missing) cli_error(cmd, "%s needs a value", a->word);
+    return a->value;
 }
 
 bool cli_parse_i64(const char *cmd, const char *flag, const char *s, int64_t lo, int64_t hi, int64_t *out)

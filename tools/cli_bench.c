@@ -85,55 +85,80 @@ static double eager_time(const bench_row *r, int n, const bench_row *me)
     return 0;
 }
 
+/* The sweep's own flags; the model flags come from cli_model. */
+typedef struct {
+    const char *rows, *dtypes, *modes, *json, *csv;
+    double budget;
+    int iters;
+} bench_opts;
+
+enum { B_ROWS = CLI_OPT_COMMAND, B_DTYPE, B_MODE, B_JSON, B_CSV, B_BUDGET, B_ITERS, B_END };
+
+static const struct option bench_options[] = {
+    {"help", no_argument, NULL, 'h'},           {"rows", required_argument, NULL, B_ROWS},
+    {"dtype", required_argument, NULL, B_DTYPE}, {"mode", required_argument, NULL, B_MODE},
+    {"json", required_argument, NULL, B_JSON},  {"csv", required_argument, NULL, B_CSV},
+    {"budget", required_argument, NULL, B_BUDGET}, {"iters", required_argument, NULL, B_ITERS},
+    {0},
+};
+
+typedef struct {
+    cli_model_opts *model;
+    bench_opts *b;
+} bench_state;
+
+static int bench_take(void *state, const cli_arg *a)
+{
+    bench_state *st = state;
+    bench_opts *b = st->b;
+    const char *cmd = st->model->cmd;
+    int k = cli_model_take(st->model, a);
+    if (k != 0 || a->val < CLI_OPT_COMMAND || a->val >= B_END) return k;
+    const char *v = cli_arg_value(a, cmd);
+    if (!v) return -1;
+    switch (a->val) {
+    case B_ROWS: return b->rows = v, 1;
+    case B_DTYPE: return b->dtypes = v, 1;
+    case B_MODE: return b->modes = v, 1;
+    case B_JSON: return b->json = v, 1;
+    case B_CSV: return b->csv = v, 1;
+    case B_BUDGET: return cli_parse_double(cmd, a->word, v, 0.0, 3600.0, &b->budget) ? 1 : -1;
+    case B_ITERS: return cli_parse_int(cmd, a->word, v, 1, CLI_MAX_ITERS, &b->iters) ? 1 : -1;
+    }
+    return 0;
+}
+
+static void bench_usage(FILE *f, const void *state)
+{
+    (void)state;
+    usage(f);
+}
+
+/* 1 parsed, 0 help printed, -1 usage error printed. */
+static int parse_bench(int argc, char **argv, cli_model_opts *o, bench_opts *b)
+{
+    cli_model_defaults_mlp(o, "bench");
+    *b = (bench_opts){"1,16,128,1024,8192", "f32,bf16", "eager,compiled,fused", NULL, NULL, 0.5, 0};
+    cli_options l = {0};
+    cli_options_add(&l, bench_options);
+    cli_model_options(&l, false);
+    bench_state st = {o, b};
+    cli_command c = {"bench", bench_take, bench_usage, &st};
+    return cli_parse(&c, argc, argv, &l);
+}
+
 int cli_bench_main(int argc, char **argv)
 {
     const char *cmd = "bench";
     cli_model_opts o;
-    cli_model_defaults_mlp(&o, cmd);
-    const char *rows_s = "1,16,128,1024,8192", *dtype_s = "f32,bf16", *mode_s = "eager,compiled,fused";
-    const char *json = NULL, *csv = NULL;
-    double budget = 0.5;
-    int iters = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *f = argv[i], *v = NULL;
-        if (cli_is_help(f)) {
-            usage(stdout);
-            return 0;
-        }
-        int r = cli_model_parse(&o, false, argc, argv, &i);
-        if (r == 0) {
-            const char **dst = strcmp(f, "--rows") == 0    ? &rows_s
-                               : strcmp(f, "--dtype") == 0 ? &dtype_s
-                               : strcmp(f, "--mode") == 0  ? &mode_s
-                               : strcmp(f, "--json") == 0  ? &json
-                               : strcmp(f, "--csv") == 0   ? &csv
-                                                           : NULL;
-            if (dst || strcmp(f, "--budget") == 0 || strcmp(f, "--iters") == 0) {
-                if (!(v = cli_value(argc, argv, &i, cmd))) {
-                    r = -1;
-                } else if (dst) {
-                    *dst = v;
-                    r = 1;
-                } else if (strcmp(f, "--budget") == 0) {
-                    r = cli_parse_double(cmd, f, v, 0.0, 3600.0, &budget) ? 1 : -1;
-                } else {
-                    r = cli_parse_int(cmd, f, v, 1, CLI_MAX_ITERS, &iters) ? 1 : -1;
-                }
-            } else {
-                cli_error(cmd, "unknown argument \"%s\"", f);
-                r = -1;
-            }
-        }
-        if (r != 1) {
-            usage(stderr);
-            return CLI_USAGE_ERROR;
-        }
-    }
+    bench_opts bo;
+    int parsed = parse_bench(argc, argv, &o, &bo);
+    if (parsed <= 0) return parsed == 0 ? 0 : CLI_USAGE_ERROR;
     char b1[256], b2[256], b3[256];
     const char *rows_l[MAX_ITEMS], *dt_l[MAX_ITEMS], *mode_l[MAX_ITEMS];
-    int nr = cli_split_list(rows_s, b1, sizeof b1, rows_l, MAX_ITEMS);
-    int nd = cli_split_list(dtype_s, b2, sizeof b2, dt_l, MAX_ITEMS);
-    int nm = cli_split_list(mode_s, b3, sizeof b3, mode_l, MAX_ITEMS);
+    int nr = cli_split_list(bo.rows, b1, sizeof b1, rows_l, MAX_ITEMS);
+    int nd = cli_split_list(bo.dtypes, b2, sizeof b2, dt_l, MAX_ITEMS);
+    int nm = cli_split_list(bo.modes, b3, sizeof b3, mode_l, MAX_ITEMS);
     int64_t rows[MAX_ITEMS];
     fmlp_dtype dts[MAX_ITEMS];
     fmlp_mode modes[MAX_ITEMS];
@@ -174,7 +199,7 @@ int cli_bench_main(int argc, char **argv)
                 a.mode = modes[mi];
                 fmlp_plan_info plan;
                 s = fmlp_mlp_plan(mlp, modes[mi], rows[ri], &plan);
-                if (s == FMLP_OK) s = cli_time(cli_forward, &a, 1, iters, budget, &b->t);
+                if (s == FMLP_OK) s = cli_time(cli_forward, &a, 1, bo.iters, bo.budget, &b->t);
                 if (s != FMLP_OK) break;
                 b->rows = rows[ri];
                 b->dtype = dts[di];
@@ -210,7 +235,7 @@ int cli_bench_main(int argc, char **argv)
             last_ctx = ctx;
         }
     }
-    const char *paths[2] = {json, csv};
+    const char *paths[2] = {bo.json, bo.csv};
     for (int w = 0; w < 2 && !status; w++) {
         if (!paths[w]) continue;
         FILE *f = fopen(paths[w], "w");

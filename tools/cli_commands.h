@@ -1,4 +1,4 @@
-/* Why: the entry points of the CLI's subcommands, dispatched by fmlp.c.
+/* Why: the entry points of the CLI's subcommands, dispatched by main.c.
  * Each returns the process exit status: 0 ok, 1 failure, 2 usage error. */
 #ifndef FMLP_CLI_COMMANDS_H
 #define FMLP_CLI_COMMANDS_H

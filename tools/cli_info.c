@@ -2,29 +2,42 @@
  * --ceilings measures (once, then cached) the peaks the profiler's verdicts
  * compare against. */
 #include <stdio.h>
-#include <string.h>
 
 #include "cli_args.h"
 #include "cli_commands.h"
 #include "fmlp.h"
 
+enum { I_CEILINGS = CLI_OPT_COMMAND, I_REMEASURE };
+
+static const struct option info_options[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"ceilings", no_argument, NULL, I_CEILINGS},
+    {"remeasure", no_argument, NULL, I_REMEASURE},
+    {0},
+};
+
 int cli_info_main(int argc, char **argv)
 {
     bool ceilings = false, remeasure = false;
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
+    cli_options l = {0};
+    cli_options_add(&l, info_options);
+    cli_parser p;
+    cli_parser_init(&p, argc, argv, &l, "h");
+    cli_arg a;
+    while (cli_next(&p, &a)) {
+        if (a.val == 'h') {
             printf("usage: fmlp info [--ceilings [--remeasure]]\n"
                    "Prints the CPU, its features, the code paths available, threads and backends.\n"
                    "  --ceilings   also print this machine's GEMM peak and memory bandwidth (measured once, then cached)\n"
                    "  --remeasure  measure the ceilings again\n");
             return 0;
         }
-        if (strcmp(argv[i], "--ceilings") == 0) {
+        if (a.val == I_CEILINGS) {
             ceilings = true;
-        } else if (strcmp(argv[i], "--remeasure") == 0) {
+        } else if (a.val == I_REMEASURE) {
             ceilings = remeasure = true;
         } else {
-            cli_error("info", "unknown argument \"%s\"", argv[i]);
+            cli_error("info", "unknown argument \"%s\"", a.word);
             fprintf(stderr, "usage: fmlp info [--ceilings [--remeasure]]\n");
             return CLI_USAGE_ERROR;
         }

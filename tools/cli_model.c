@@ -57,84 +57,75 @@ static bool parse_act(cli_model_opts *o, const char *s)
     return true;
 }
 
-int cli_model_parse(cli_model_opts *o, bool linear, int argc, char **argv, int *i)
+enum {
+    M_BIAS = CLI_OPT_MODEL, M_GRAPH, M_BATCH, M_SEQ, M_DIM, M_OUT_DIM, M_HIDDEN, M_LAYERS, M_ACT, M_WEIGHTS,
+    M_PREFIX, M_THREADS, M_SEED, M_DEVICE, M_CPU_PATH, M_END
+};
+
+static const struct option common_options[] = {
+    {"bias", no_argument, NULL, M_BIAS},           {"graph", no_argument, NULL, M_GRAPH},
+    {"batch", required_argument, NULL, M_BATCH},   {"seq", required_argument, NULL, M_SEQ},
+    {"out-dim", required_argument, NULL, M_OUT_DIM}, {"weights", required_argument, NULL, M_WEIGHTS},
+    {"prefix", required_argument, NULL, M_PREFIX}, {"threads", required_argument, NULL, M_THREADS},
+    {"seed", required_argument, NULL, M_SEED},     {"device", required_argument, NULL, M_DEVICE},
+    {"cpu-path", required_argument, NULL, M_CPU_PATH}, {0},
+};
+static const struct option mlp_options[] = {
+    {"dim", required_argument, NULL, M_DIM},       {"hidden", required_argument, NULL, M_HIDDEN},
+    {"layers", required_argument, NULL, M_LAYERS}, {"act", required_argument, NULL, M_ACT},
+    {0},
+};
+static const struct option linear_options[] = {{"in-dim", required_argument, NULL, M_DIM}, {0}};
+
+void cli_model_options(cli_options *l, bool linear)
 {
-    const char *f = argv[*i], *cmd = o->cmd, *v;
-#define VALUE()                                         \
-    do {                                                \
-        if (!(v = cli_value(argc, argv, i, cmd))) return -1; \
-    } while (0)
-    if (strcmp(f, "--bias") == 0) {
-        o->desc.bias = true;
-        return 1;
+    cli_options_add(l, common_options);
+    cli_options_add(l, linear ? linear_options : mlp_options);
+}
+
+/* "--act: "x" is unknown; use geglu, swiglu, gelu, ..., relu2 or none". */
+static void act_unknown(const char *cmd, const char *v)
+{
+    char list[256] = "geglu, swiglu";
+    for (int a = 1; a < FMLP_ACT_COUNT; a++) {
+        size_t used = strlen(list);
+        snprintf(list + used, sizeof list - used, ", %s", fmlp_act_name((fmlp_act)a));
     }
-    if (strcmp(f, "--graph") == 0) {
-        o->graph = true;
-        return 1;
-    }
-    if (strcmp(f, "--batch") == 0) {
-        VALUE();
-        return cli_parse_i64(cmd, f, v, 1, 1 << 24, &o->batch) ? 1 : -1;
-    }
-    if (strcmp(f, "--seq") == 0) {
-        VALUE();
-        return cli_parse_i64(cmd, f, v, 1, 1 << 24, &o->seq) ? 1 : -1;
-    }
-    if (strcmp(f, linear ? "--in-dim" : "--dim") == 0) {
-        VALUE();
-        return cli_parse_i64(cmd, f, v, 1, 1 << 20, &o->desc.dim) ? 1 : -1;
-    }
-    if (strcmp(f, "--out-dim") == 0) {
-        VALUE();
-        return cli_parse_i64(cmd, f, v, 1, 1 << 20, &o->desc.out_dim) ? 1 : -1;
-    }
-    if (!linear && strcmp(f, "--hidden") == 0) {
-        VALUE();
-        return cli_parse_i64(cmd, f, v, 1, 1 << 20, &o->desc.hidden) ? 1 : -1;
-    }
-    if (!linear && strcmp(f, "--layers") == 0) {
-        VALUE();
-        return cli_parse_int(cmd, f, v, 1, FMLP_MAX_LAYERS, &o->desc.layers) ? 1 : -1;
-    }
-    if (!linear && strcmp(f, "--act") == 0) {
-        VALUE();
+    cli_error(cmd, "--act: \"%s\" is unknown; use %s or %s", v, list, fmlp_act_name(FMLP_ACT_NONE));
+}
+
+int cli_model_take(cli_model_opts *o, const cli_arg *a)
+{
+    if (a->val < CLI_OPT_MODEL || a->val >= M_END) return 0;
+    const char *cmd = o->cmd, *f = a->word, *v = NULL;
+    if (a->val == M_BIAS) return o->desc.bias = true, 1;
+    if (a->val == M_GRAPH) return o->graph = true, 1;
+    if (!(v = cli_arg_value(a, cmd))) return -1;
+    int64_t seed;
+    switch (a->val) {
+    case M_BATCH: return cli_parse_i64(cmd, f, v, 1, 1 << 24, &o->batch) ? 1 : -1;
+    case M_SEQ: return cli_parse_i64(cmd, f, v, 1, 1 << 24, &o->seq) ? 1 : -1;
+    case M_DIM: return cli_parse_i64(cmd, f, v, 1, 1 << 20, &o->desc.dim) ? 1 : -1;
+    case M_OUT_DIM: return cli_parse_i64(cmd, f, v, 1, 1 << 20, &o->desc.out_dim) ? 1 : -1;
+    case M_HIDDEN: return cli_parse_i64(cmd, f, v, 1, 1 << 20, &o->desc.hidden) ? 1 : -1;
+    case M_LAYERS: return cli_parse_int(cmd, f, v, 1, FMLP_MAX_LAYERS, &o->desc.layers) ? 1 : -1;
+    case M_ACT:
         if (parse_act(o, v)) return 1;
-        cli_error(cmd, "--act: \"%s\" is unknown; use geglu, swiglu, gelu, gelu_tanh, relu, silu or none", v);
+        act_unknown(cmd, v);
         return -1;
-    }
-    if (strcmp(f, "--weights") == 0) {
-        VALUE();
-        o->weights = v;
+    case M_WEIGHTS: return o->weights = v, 1;
+    case M_PREFIX: return o->prefix = v, 1;
+    case M_THREADS: return cli_parse_int(cmd, f, v, 0, 1024, &o->threads) ? 1 : -1;
+    case M_SEED:
+        if (!cli_parse_i64(cmd, f, v, 0, INT64_MAX, &seed)) return -1;
+        o->seed = (uint64_t)seed;
         return 1;
-    }
-    if (strcmp(f, "--prefix") == 0) {
-        VALUE();
-        o->prefix = v;
-        return 1;
-    }
-    if (strcmp(f, "--threads") == 0) {
-        VALUE();
-        return cli_parse_int(cmd, f, v, 0, 1024, &o->threads) ? 1 : -1;
-    }
-    if (strcmp(f, "--seed") == 0) {
-        int64_t s;
-        VALUE();
-        if (!cli_parse_i64(cmd, f, v, 0, INT64_MAX, &s)) return -1;
-        o->seed = (uint64_t)s;
-        return 1;
-    }
-    if (strcmp(f, "--device") == 0) {
-        VALUE();
+    case M_DEVICE:
         if (fmlp_device_parse(v, &o->device)) return 1;
         cli_error(cmd, "--device: \"%s\" is unknown; use cpu or cuda", v);
         return -1;
+    case M_CPU_PATH: return o->cpu_path = v, 1;
     }
-    if (strcmp(f, "--cpu-path") == 0) {
-        VALUE();
-        o->cpu_path = v;
-        return 1;
-    }
-#undef VALUE
     return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cli_args.h"
 #include "fmlp.h"
 
 typedef struct {
@@ -27,9 +28,12 @@ void cli_model_defaults_mlp(cli_model_opts *o, const char *cmd);
 /* Defaults of `fmlp linear`: nn.Linear(32, 64) on 1024 rows, f32. */
 void cli_model_defaults_linear(cli_model_opts *o, const char *cmd);
 
-/* Takes argv[*i] if it is a model flag: 1 taken, 0 not ours, -1 bad value
- * (message printed). `linear` selects --in-dim/--out-dim naming. */
-int cli_model_parse(cli_model_opts *o, bool linear, int argc, char **argv, int *i);
+/* Adds the model flags to a subcommand's options; `linear` names the input
+ * width --in-dim and leaves out the hidden layers' flags. */
+void cli_model_options(cli_options *l, bool linear);
+/* Takes `a` if it is a model flag: 1 taken, 0 not ours, -1 bad value
+ * (message printed). */
+int cli_model_take(cli_model_opts *o, const cli_arg *a);
 void cli_model_usage(FILE *f, bool linear);
 
 /* Creates the context and MLP in `dtype`; with --weights, shapes come from

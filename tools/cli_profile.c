@@ -9,7 +9,6 @@
 #include <sys/stat.h>
 
 #include "cli_args.h"
-#include "profiler/prof.h"
 
 void cli_prof_defaults(cli_prof_opts *o)
 {
@@ -38,44 +37,52 @@ void cli_prof_usage(FILE *f)
                "  --profile-memory      record workspace allocations with running totals\n");
 }
 
-static int int_flag(const char *flag, int argc, char **argv, int *i, int lo, int *out)
+enum { P_NO_PROFILE = CLI_OPT_PROFILE, P_COLD, P_SHAPES, P_MEMORY, P_WAIT, P_WARMUP, P_ACTIVE, P_REPEAT, P_ROWS,
+       P_TRACE_DIR, P_SORT_BY, P_END };
+
+static const struct option prof_options[] = {
+    {"no-profile", no_argument, NULL, P_NO_PROFILE},    {"cold", no_argument, NULL, P_COLD},
+    {"record-shapes", no_argument, NULL, P_SHAPES},     {"profile-memory", no_argument, NULL, P_MEMORY},
+    {"wait", required_argument, NULL, P_WAIT},          {"warmup", required_argument, NULL, P_WARMUP},
+    {"active", required_argument, NULL, P_ACTIVE},      {"repeat", required_argument, NULL, P_REPEAT},
+    {"row-limit", required_argument, NULL, P_ROWS},     {"trace-dir", required_argument, NULL, P_TRACE_DIR},
+    {"sort-by", required_argument, NULL, P_SORT_BY},    {0},
+};
+
+void cli_prof_options(cli_options *l) { cli_options_add(l, prof_options); }
+
+static int int_flag(const cli_arg *a, const char *v, int lo, int *out)
 {
-    const char *v = cli_value(argc, argv, i, "profile");
-    if (!v || !cli_parse_int("profile", flag, v, lo, 1000000, out)) return -1;
-    return 1;
+    return cli_parse_int("profile", a->word, v, lo, 1000000, out) ? 1 : -1;
 }
 
-int cli_prof_parse(cli_prof_opts *o, int argc, char **argv, int *i)
+int cli_prof_take(cli_prof_opts *o, const cli_arg *a)
 {
-    const char *f = argv[*i];
-    if (strcmp(f, "--no-profile") == 0) return o->enabled = false, 1;
-    if (strcmp(f, "--cold") == 0) return o->cold = true, 1;
-    if (strcmp(f, "--record-shapes") == 0) return o->record_shapes = true, 1;
-    if (strcmp(f, "--profile-memory") == 0) return o->profile_memory = true, 1;
-    if (strcmp(f, "--wait") == 0) return int_flag(f, argc, argv, i, 0, &o->wait);
-    if (strcmp(f, "--warmup") == 0) return int_flag(f, argc, argv, i, 0, &o->warmup);
-    if (strcmp(f, "--active") == 0) return int_flag(f, argc, argv, i, 1, &o->active);
-    if (strcmp(f, "--repeat") == 0) return int_flag(f, argc, argv, i, 1, &o->repeat);
-    if (strcmp(f, "--row-limit") == 0) return int_flag(f, argc, argv, i, 0, &o->row_limit);
-    if (strcmp(f, "--trace-dir") == 0) {
-        const char *v = cli_value(argc, argv, i, "profile");
-        if (!v) return -1;
-        o->trace_dir = v;
-        return 1;
+    if (a->val < CLI_OPT_PROFILE || a->val >= P_END) return 0;
+    switch (a->val) {
+    case P_NO_PROFILE: return o->enabled = false, 1;
+    case P_COLD: return o->cold = true, 1;
+    case P_SHAPES: return o->record_shapes = true, 1;
+    case P_MEMORY: return o->profile_memory = true, 1;
     }
-    if (strcmp(f, "--sort-by") == 0) {
-        const char *v = cli_value(argc, argv, i, "profile");
-        if (!v) return -1;
-        if (!prof_sort_key_valid(v)) {
-            cli_error("profile", "--sort-by: \"%s\" is not a column; use self_cpu_time_total, cpu_time_total, "
-                                 "cpu_time, count, flops, self_cuda_time_total, cuda_time_total or cuda_time",
-                      v);
-            return -1;
-        }
-        o->sort_by = v;
-        return 1;
+    const char *v = cli_arg_value(a, "profile");
+    if (!v) return -1;
+    switch (a->val) {
+    case P_WAIT: return int_flag(a, v, 0, &o->wait);
+    case P_WARMUP: return int_flag(a, v, 0, &o->warmup);
+    case P_ACTIVE: return int_flag(a, v, 1, &o->active);
+    case P_REPEAT: return int_flag(a, v, 1, &o->repeat);
+    case P_ROWS: return int_flag(a, v, 0, &o->row_limit);
+    case P_TRACE_DIR: return o->trace_dir = v, 1;
     }
-    return 0;
+    if (!fmlp_table_sort_key_valid(v)) { /* P_SORT_BY */
+        cli_error("profile", "--sort-by: \"%s\" is not a column; use self_cpu_time_total, cpu_time_total, "
+                             "cpu_time, count, flops, self_cuda_time_total, cuda_time_total or cuda_time",
+                  v);
+        return -1;
+    }
+    o->sort_by = v;
+    return 1;
 }
 
 typedef struct {

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "cli_args.h"
 #include "fmlp.h"
 
 typedef struct {
@@ -20,10 +21,11 @@ typedef struct {
 } cli_prof_opts;
 
 void cli_prof_defaults(cli_prof_opts *o);
-/* Takes one flag at argv[*i] if it is a profiling flag (advancing *i past its
- * value); returns 1 when taken, 0 when not a profiling flag, -1 on a bad
- * value (message already printed to stderr). */
-int cli_prof_parse(cli_prof_opts *o, int argc, char **argv, int *i);
+/* Adds the profiling flags to a subcommand's options. */
+void cli_prof_options(cli_options *l);
+/* Takes `a` if it is a profiling flag: 1 taken, 0 not a profiling flag, -1
+ * on a bad value (message already printed to stderr). */
+int cli_prof_take(cli_prof_opts *o, const cli_arg *a);
 void cli_prof_usage(FILE *f);
 
 /* Profiles `forward(arg)` for one mode under the options' schedule and prints

@@ -119,149 +119,185 @@ static void print_summary(const mode_result *r, int n)
     }
 }
 
-int cli_run_main(int argc, char **argv, bool linear)
-{
-    const char *cmd = linear ? "linear" : "mlp";
-    cli_model_opts o;
-    if (linear)
-        cli_model_defaults_linear(&o, cmd);
-    else
-        cli_model_defaults_mlp(&o, cmd);
-    cli_prof_opts po;
-    cli_prof_defaults(&po);
+/* Everything `mlp` and `linear` take from the command line. */
+typedef struct {
+    const char *cmd;
+    bool linear;
+    cli_model_opts model;
+    cli_prof_opts prof;
     fmlp_mode modes[4];
-    int n_modes = 0;
-    parse_modes(cmd, linear ? "eager" : "all", modes, &n_modes);
-    fmlp_dtype dtype = o.desc.dtype;
-    const char *input = NULL, *output = NULL;
-    bool explain = false;
-    int iters = 0;
-    double budget = 1.0;
-    for (int i = 1; i < argc; i++) {
-        const char *f = argv[i], *v;
-        if (cli_is_help(f)) {
-            usage(stdout, linear);
-            return 0;
-        }
-        int r = cli_model_parse(&o, linear, argc, argv, &i);
-        if (r == 0) r = cli_prof_parse(&po, argc, argv, &i);
-        if (r == 1) continue;
-        if (r == 0) {
-            if (strcmp(f, "--explain") == 0) {
-                explain = true;
-                r = 1;
-            } else if (strcmp(f, "--mode") == 0 || strcmp(f, "--dtype") == 0 || strcmp(f, "--input") == 0 ||
-                       strcmp(f, "--output") == 0 || strcmp(f, "--iters") == 0 || strcmp(f, "--budget") == 0) {
-                if (!(v = cli_value(argc, argv, &i, cmd))) {
-                    r = -1;
-                } else if (strcmp(f, "--mode") == 0) {
-                    r = parse_modes(cmd, v, modes, &n_modes);
-                } else if (strcmp(f, "--dtype") == 0) {
-                    r = fmlp_dtype_parse(v, &dtype) ? 1 : -1;
-                    if (r < 0) cli_error(cmd, "--dtype: \"%s\" is unknown; use f32, bf16 or f16", v);
-                } else if (strcmp(f, "--input") == 0) {
-                    input = v;
-                    r = 1;
-                } else if (strcmp(f, "--output") == 0) {
-                    output = v;
-                    r = 1;
-                } else if (strcmp(f, "--iters") == 0) {
-                    r = cli_parse_int(cmd, f, v, 1, CLI_MAX_ITERS, &iters) ? 1 : -1;
-                } else {
-                    r = cli_parse_double(cmd, f, v, 0.0, 3600.0, &budget) ? 1 : -1;
-                }
-            } else {
-                cli_error(cmd, "unknown argument \"%s\"", f);
-            }
-        }
-        if (r != 1) {
-            usage(stderr, linear);
-            return CLI_USAGE_ERROR;
-        }
-    }
+    int n_modes;
+    fmlp_dtype dtype;
+    const char *input, *output;
+    bool explain;
+    int iters;
+    double budget;
+} run_opts;
 
-    if (input) {
-        /* The input's own shape decides batch and seq. */
-        fmlp_st_file *f;
-        int64_t r = 0, c = 0;
-        if (fmlp_st_open(input, &f) != FMLP_OK || fmlp_st_find(f, "x", NULL, &r, &c, NULL) != FMLP_OK) {
-            fprintf(stderr, "fmlp %s: %s\n", cmd, fmlp_last_error());
-            return 1;
-        }
-        fmlp_st_close(f);
-        o.batch = r;
-        o.seq = 1;
+enum { R_EXPLAIN = CLI_OPT_COMMAND, R_MODE, R_DTYPE, R_INPUT, R_OUTPUT, R_ITERS, R_BUDGET, R_END };
+
+static const struct option run_options[] = {
+    {"help", no_argument, NULL, 'h'},           {"explain", no_argument, NULL, R_EXPLAIN},
+    {"mode", required_argument, NULL, R_MODE},  {"dtype", required_argument, NULL, R_DTYPE},
+    {"input", required_argument, NULL, R_INPUT}, {"output", required_argument, NULL, R_OUTPUT},
+    {"iters", required_argument, NULL, R_ITERS}, {"budget", required_argument, NULL, R_BUDGET},
+    {0},
+};
+
+/* Takes `a` if it is one of the command's own flags: 1 taken, 0 not ours,
+ * -1 bad value (message printed). */
+static int run_take(run_opts *r, const cli_arg *a)
+{
+    if (a->val < CLI_OPT_COMMAND || a->val >= R_END) return 0;
+    if (a->val == R_EXPLAIN) return r->explain = true, 1;
+    const char *v = cli_arg_value(a, r->cmd);
+    if (!v) return -1;
+    switch (a->val) {
+    case R_MODE: return parse_modes(r->cmd, v, r->modes, &r->n_modes);
+    case R_DTYPE:
+        if (fmlp_dtype_parse(v, &r->dtype)) return 1;
+        cli_error(r->cmd, "--dtype: \"%s\" is unknown; use f32, bf16 or f16", v);
+        return -1;
+    case R_INPUT: return r->input = v, 1;
+    case R_OUTPUT: return r->output = v, 1;
+    case R_ITERS: return cli_parse_int(r->cmd, a->word, v, 1, CLI_MAX_ITERS, &r->iters) ? 1 : -1;
+    case R_BUDGET: return cli_parse_double(r->cmd, a->word, v, 0.0, 3600.0, &r->budget) ? 1 : -1;
     }
-    fmlp_ctx *ctx;
-    fmlp_mlp *mlp;
-    if (cli_model_build(&o, dtype, &ctx, &mlp) != FMLP_OK) return 1;
-    o.desc = *fmlp_mlp_get_desc(mlp);
-    int64_t rows = o.batch * o.seq;
-    int status = 0;
-    cli_forward_arg a = {mlp, FMLP_MODE_EAGER, {0}, {0}};
-    fmlp_status s = FMLP_OK;
-    if (!explain) {
-        s = make_input(cmd, input, &o, dtype, &a.x);
-        if (s != FMLP_OK) status = 1;
-        if (s == FMLP_OK) s = fmlp_tensor_alloc(ctx, dtype, rows, fmlp_mlp_out_dim(mlp), &a.y);
-        if (s == FMLP_OK && ctx && fmlp_ctx_device(ctx) != FMLP_DEVICE_CPU) {
-            /* host output buffer; the executor stages device copies */
-            fmlp_tensor_free(ctx, &a.y);
-            a.y = fmlp_tensor_view(malloc((size_t)(rows * fmlp_mlp_out_dim(mlp)) * fmlp_dtype_size(dtype)), dtype, rows,
-                                   fmlp_mlp_out_dim(mlp), 0);
-            if (!a.y.data) s = FMLP_ERR_OUT_OF_MEMORY;
-        }
-        if (s != FMLP_OK && status == 0) {
-            fprintf(stderr, "fmlp %s: preparing tensors: %s\n", cmd, fmlp_last_error());
-            status = 1;
-        }
+    return 0;
+}
+
+static int run_take_any(void *state, const cli_arg *a)
+{
+    run_opts *r = state;
+    int k = cli_model_take(&r->model, a);
+    if (k == 0) k = cli_prof_take(&r->prof, a);
+    return k == 0 ? run_take(r, a) : k;
+}
+
+static void run_usage(FILE *f, const void *state)
+{
+    usage(f, ((const run_opts *)state)->linear);
+}
+
+/* Defaults, then the flags in order: 1 parsed, 0 help printed, -1 usage
+ * error printed. */
+static int parse_run(int argc, char **argv, bool linear, run_opts *r)
+{
+    memset(r, 0, sizeof *r);
+    r->cmd = linear ? "linear" : "mlp";
+    r->linear = linear;
+    if (linear)
+        cli_model_defaults_linear(&r->model, r->cmd);
+    else
+        cli_model_defaults_mlp(&r->model, r->cmd);
+    cli_prof_defaults(&r->prof);
+    parse_modes(r->cmd, linear ? "eager" : "all", r->modes, &r->n_modes);
+    r->dtype = r->model.desc.dtype;
+    r->budget = 1.0;
+    cli_options l = {0};
+    cli_options_add(&l, run_options);
+    cli_model_options(&l, linear);
+    cli_prof_options(&l);
+    cli_command c = {r->cmd, run_take_any, run_usage, r};
+    return cli_parse(&c, argc, argv, &l);
+}
+
+/* The input (unless only explaining) and the output buffer; prints its own
+ * errors. */
+static int prepare_tensors(const run_opts *r, fmlp_ctx *ctx, fmlp_mlp *mlp, cli_forward_arg *a)
+{
+    int64_t rows = r->model.batch * r->model.seq, out_dim = fmlp_mlp_out_dim(mlp);
+    fmlp_status s = make_input(r->cmd, r->input, &r->model, r->dtype, &a->x);
+    if (s != FMLP_OK) return 1;
+    s = fmlp_tensor_alloc(ctx, r->dtype, rows, out_dim, &a->y);
+    if (s == FMLP_OK && fmlp_ctx_device(ctx) != FMLP_DEVICE_CPU) {
+        /* host output buffer; the executor stages device copies */
+        fmlp_tensor_free(ctx, &a->y);
+        a->y = fmlp_tensor_view(malloc((size_t)(rows * out_dim) * fmlp_dtype_size(r->dtype)), r->dtype, rows, out_dim, 0);
+        if (!a->y.data) s = FMLP_ERR_OUT_OF_MEMORY;
     }
-    char shape[64];
-    cli_model_shape_name(&o, shape, sizeof shape);
-    printf("fmlp %s: %s, %s, %lld rows, device %s, %d threads, CPU path %s\n", cmd, shape, fmlp_dtype_name(dtype),
-           (long long)rows, fmlp_device_name(fmlp_ctx_device(ctx)), fmlp_ctx_threads(ctx), fmlp_ctx_cpu_path(ctx, dtype));
+    if (s == FMLP_OK) return 0;
+    fprintf(stderr, "fmlp %s: preparing tensors: %s\n", r->cmd, fmlp_last_error());
+    return 1;
+}
+
+/* For each mode: the plan, then (unless explaining) timing and profiling;
+ * then the comparison and --output. Returns the exit status. */
+static int run_modes(const run_opts *r, fmlp_ctx *ctx, fmlp_mlp *mlp, cli_forward_arg *a, const char *shape)
+{
+    const cli_prof_opts *po = &r->prof;
+    int64_t rows = r->model.batch * r->model.seq;
     mode_result results[4];
     int n_results = 0;
-    for (int mi = 0; mi < n_modes && status == 0; mi++) {
+    for (int mi = 0; mi < r->n_modes; mi++) {
+        fmlp_mode mode = r->modes[mi];
         fmlp_plan_info plan;
-        if (fmlp_mlp_plan(mlp, modes[mi], rows, &plan) != FMLP_OK) {
-            fprintf(stderr, "fmlp %s: %s\n", cmd, fmlp_last_error());
-            status = 1;
-            break;
+        if (fmlp_mlp_plan(mlp, mode, rows, &plan) != FMLP_OK) {
+            fprintf(stderr, "fmlp %s: %s\n", r->cmd, fmlp_last_error());
+            return 1;
         }
         printf("\n");
         fmlp_plan_print(&plan, stdout);
-        if (explain) continue;
-        a.mode = modes[mi];
+        if (r->explain) continue;
+        a->mode = mode;
         char run_name[160];
-        snprintf(run_name, sizeof run_name, "%s_%s_%s_%s", shape, fmlp_dtype_name(dtype), po.cold ? "cold" : "warm",
-                 fmlp_mode_name(modes[mi]));
-        if (po.enabled && po.cold) s = cli_prof_run(ctx, &po, run_name, cli_forward, &a, stdout);
+        snprintf(run_name, sizeof run_name, "%s_%s_%s_%s", shape, fmlp_dtype_name(r->dtype), po->cold ? "cold" : "warm",
+                 fmlp_mode_name(mode));
+        fmlp_status s = FMLP_OK;
+        if (po->enabled && po->cold) s = cli_prof_run(ctx, po, run_name, cli_forward, a, stdout);
         cli_timing t = {0};
-        if (s == FMLP_OK) s = cli_time(cli_forward, &a, po.cold ? 0 : 1, iters, budget, &t);
-        if (s == FMLP_OK && po.enabled && !po.cold) s = cli_prof_run(ctx, &po, run_name, cli_forward, &a, stdout);
+        if (s == FMLP_OK) s = cli_time(cli_forward, a, po->cold ? 0 : 1, r->iters, r->budget, &t);
+        if (s == FMLP_OK && po->enabled && !po->cold) s = cli_prof_run(ctx, po, run_name, cli_forward, a, stdout);
         if (s != FMLP_OK) {
-            fprintf(stderr, "fmlp %s: %s forward failed: %s\n", cmd, fmlp_mode_name(modes[mi]), fmlp_last_error());
-            status = 1;
-            break;
+            fprintf(stderr, "fmlp %s: %s forward failed: %s\n", r->cmd, fmlp_mode_name(mode), fmlp_last_error());
+            return 1;
         }
         char tb[32];
         cli_fmt_time(t.median_s, tb, sizeof tb);
         double gflops = (double)plan.flops / t.median_s * 1e-9;
-        printf("%s: %s per forward (median of %d), %.1f GFLOP/s\n", fmlp_mode_name(modes[mi]), tb, t.iters, gflops);
-        results[n_results++] = (mode_result){modes[mi], t.median_s, gflops};
+        printf("%s: %s per forward (median of %d), %.1f GFLOP/s\n", fmlp_mode_name(mode), tb, t.iters, gflops);
+        results[n_results++] = (mode_result){mode, t.median_s, gflops};
     }
-    if (status == 0 && !explain && n_results > 0) {
-        print_summary(results, n_results);
-        if (output) {
-            if (write_output(output, &a.y, &o) != FMLP_OK) {
-                fprintf(stderr, "fmlp %s: writing %s: %s\n", cmd, output, fmlp_last_error());
-                status = 1;
-            } else {
-                printf("wrote y (%s mode) to %s\n", fmlp_mode_name(results[n_results - 1].mode), output);
-            }
+    if (r->explain || n_results == 0) return 0;
+    print_summary(results, n_results);
+    if (!r->output) return 0;
+    if (write_output(r->output, &a->y, &r->model) != FMLP_OK) {
+        fprintf(stderr, "fmlp %s: writing %s: %s\n", r->cmd, r->output, fmlp_last_error());
+        return 1;
+    }
+    printf("wrote y (%s mode) to %s\n", fmlp_mode_name(results[n_results - 1].mode), r->output);
+    return 0;
+}
+
+int cli_run_main(int argc, char **argv, bool linear)
+{
+    run_opts r;
+    int parsed = parse_run(argc, argv, linear, &r);
+    if (parsed <= 0) return parsed == 0 ? 0 : CLI_USAGE_ERROR;
+    if (r.input) {
+        /* The input's own shape decides batch and seq. */
+        fmlp_st_file *f;
+        int64_t rows = 0, cols = 0;
+        if (fmlp_st_open(r.input, &f) != FMLP_OK || fmlp_st_find(f, "x", NULL, &rows, &cols, NULL) != FMLP_OK) {
+            fprintf(stderr, "fmlp %s: %s\n", r.cmd, fmlp_last_error());
+            return 1;
         }
+        fmlp_st_close(f);
+        r.model.batch = rows;
+        r.model.seq = 1;
     }
+    fmlp_ctx *ctx;
+    fmlp_mlp *mlp;
+    if (cli_model_build(&r.model, r.dtype, &ctx, &mlp) != FMLP_OK) return 1;
+    r.model.desc = *fmlp_mlp_get_desc(mlp);
+    cli_forward_arg a = {mlp, FMLP_MODE_EAGER, {0}, {0}};
+    int status = r.explain ? 0 : prepare_tensors(&r, ctx, mlp, &a);
+    char shape[64];
+    cli_model_shape_name(&r.model, shape, sizeof shape);
+    printf("fmlp %s: %s, %s, %lld rows, device %s, %d threads, CPU path %s\n", r.cmd, shape, fmlp_dtype_name(r.dtype),
+           (long long)(r.model.batch * r.model.seq), fmlp_device_name(fmlp_ctx_device(ctx)), fmlp_ctx_threads(ctx),
+           fmlp_ctx_cpu_path(ctx, r.dtype));
+    if (status == 0) status = run_modes(&r, ctx, mlp, &a, shape);
     free(a.x.data);
     if (fmlp_ctx_device(ctx) == FMLP_DEVICE_CPU)
         fmlp_tensor_free(ctx, &a.y);

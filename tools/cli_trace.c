@@ -1,20 +1,14 @@
-/* Why: see cli_trace.h. All three subcommands read files into the
+/* Why: see cli_trace.h. The subcommands are argument handling over the
+ * library's trace calls (fmlp.h, "trace files"), which read files into the
  * profiler's event model, so what they print is computed exactly as a live
  * run computes it. */
 #include "cli_trace.h"
 
-#include <stdlib.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include "cli_args.h"
 #include "fmlp.h"
-#include "profiler/analysis.h"
-#include "profiler/prof.h"
-#include "profiler/svg.h"
-#include "profiler/trace_read.h"
-#include "profiler/tree.h"
-
-#define MAX_DIFF 4
 
 static void usage(FILE *f)
 {
@@ -27,83 +21,106 @@ static void usage(FILE *f)
                "  diff       traces side by side: kernels per step, time split, time per kernel name\n");
 }
 
-static int usage_error(const char *fmt, const char *arg)
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
     fprintf(stderr, "fmlp trace: ");
-    fprintf(stderr, fmt, arg);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
     fputc('\n', stderr);
     usage(stderr);
     return CLI_USAGE_ERROR;
 }
 
-static bool load(const char *path, pe_set *s)
+static bool load(const char *path, fmlp_trace **t)
 {
-    if (pe_read_trace(path, s) == FMLP_OK) return true;
+    if (fmlp_trace_open(path, t) == FMLP_OK) return true;
     fprintf(stderr, "fmlp trace: %s\n", fmlp_last_error());
-    pe_set_free(s);
     return false;
 }
 
-static bool step_range(const pe_set *s, int step, int64_t *t0, int64_t *t1)
+enum { T_STEP = CLI_OPT_COMMAND, T_WIDTH, T_TITLE, T_SORT_BY, T_ROW_LIMIT };
+
+static const struct option render_options[] = {
+    {"output", required_argument, NULL, 'o'}, {"step", required_argument, NULL, T_STEP},
+    {"width", required_argument, NULL, T_WIDTH}, {"title", required_argument, NULL, T_TITLE},
+    {0},
+};
+static const struct option summarize_options[] = {
+    {"sort-by", required_argument, NULL, T_SORT_BY},
+    {"row-limit", required_argument, NULL, T_ROW_LIMIT},
+    {0},
+};
+
+/* A subcommand's flags, read from argv[2..]; its one input file is the
+ * positional argument, wherever it stands. */
+typedef struct {
+    const char *sub;
+    char cmd[32]; /* "trace render" */
+    cli_options l;
+    cli_parser p;
+    cli_arg a;
+    const char *in;
+    const char *value; /* the flag's value; NULL when missing (message printed) */
+} trace_args;
+
+static void trace_args_init(trace_args *t, const char *sub, const struct option *flags, const char *shorts, int argc,
+                            char **argv)
 {
-    char name[48];
-    snprintf(name, sizeof name, "ProfilerStep#%d", step);
-    for (size_t i = 0; i < s->n; i++)
-        if (s->ev[i].kind == PE_STEP && strcmp(s->ev[i].name, name) == 0) {
-            *t0 = s->ev[i].t0;
-            *t1 = s->ev[i].t1;
-            return true;
+    memset(t, 0, sizeof *t);
+    t->sub = sub;
+    snprintf(t->cmd, sizeof t->cmd, "trace %s", sub);
+    cli_options_add(&t->l, flags);
+    cli_parser_init(&t->p, argc - 1, argv + 1, &t->l, shorts);
+}
+
+/* The next flag's val (its value in t->value), 0 at the end, or a negative
+ * number after a usage error (message printed). */
+static int next_flag(trace_args *t)
+{
+    while (cli_next(&t->p, &t->a)) {
+        if (t->a.val == CLI_ARG_UNKNOWN) return -usage_error("%s: unknown option \"%s\"", t->sub, t->a.word);
+        if (t->a.val != CLI_ARG_POSITIONAL) {
+            t->value = cli_arg_value(&t->a, t->cmd);
+            return t->a.val;
         }
-    return false;
+        if (t->in) return -usage_error("%s: one input file only, got \"%s\" too", t->sub, t->a.word);
+        t->in = t->a.word;
+    }
+    return 0;
 }
 
 static int render(int argc, char **argv)
 {
-    const char *in = NULL, *out = NULL, *title = NULL;
-    int step = -1, width = 0;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v;
-        if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-            if (!(v = cli_value(argc, argv, &i, "trace render"))) return usage_error("%s needs a file", a);
-            out = v;
-        } else if (strcmp(a, "--step") == 0) {
-            if (!(v = cli_value(argc, argv, &i, "trace render")) || !cli_parse_int("trace render", a, v, 0, 1 << 30, &step))
-                return usage_error("%s needs a step number", a);
-        } else if (strcmp(a, "--width") == 0) {
-            if (!(v = cli_value(argc, argv, &i, "trace render")) ||
-                !cli_parse_int("trace render", a, v, 400, 100000, &width))
-                return usage_error("%s needs a width in pixels (400..100000)", a);
-        } else if (strcmp(a, "--title") == 0) {
-            if (!(title = cli_value(argc, argv, &i, "trace render"))) return usage_error("%s needs text", a);
-        } else if (a[0] == '-' && a[1]) {
-            return usage_error("render: unknown option \"%s\"", a);
-        } else if (!in) {
-            in = a;
-        } else {
-            return usage_error("render: one input file only, got \"%s\" too", a);
+    const char *out = NULL, *title = NULL;
+    int step = -1, width = 0, flag;
+    trace_args ta;
+    trace_args_init(&ta, "render", render_options, "o:", argc, argv);
+    while ((flag = next_flag(&ta)) > 0) {
+        const char *v = ta.value, *f = ta.a.word, *cmd = ta.cmd;
+        if (flag == 'o') {
+            if (!(out = v)) return usage_error("%s needs a file", f);
+        } else if (flag == T_STEP) {
+            if (!v || !cli_parse_int(cmd, f, v, 0, 1 << 30, &step)) return usage_error("%s needs a step number", f);
+        } else if (flag == T_WIDTH) {
+            if (!v || !cli_parse_int(cmd, f, v, 400, 100000, &width))
+                return usage_error("%s needs a width in pixels (400..100000)", f);
+        } else if (!(title = v)) {
+            return usage_error("%s needs text", f);
         }
     }
+    if (flag < 0) return CLI_USAGE_ERROR;
+    const char *in = ta.in;
     if (!in || !out) return usage_error("%s", "render needs FILE.json and -o OUT.svg");
-    pe_set s;
-    if (!load(in, &s)) return 1;
-    pe_svg_options o = {title ? title : in, 0, 0, width};
-    if (step >= 0 && !step_range(&s, step, &o.t0, &o.t1)) {
-        fprintf(stderr, "fmlp trace render: %s has no ProfilerStep#%d; run `fmlp trace summarize` to list its steps\n",
-                in, step);
-        pe_set_free(&s);
-        return 1;
-    }
-    FILE *f = fopen(out, "w");
-    if (!f) {
-        fprintf(stderr, "fmlp trace render: cannot write %s\n", out);
-        pe_set_free(&s);
-        return 1;
-    }
-    bool ok = pe_render_svg(&s, &o, f);
-    ok &= fclose(f) == 0;
-    pe_set_free(&s);
-    if (!ok) {
-        fprintf(stderr, "fmlp trace render: writing %s failed\n", out);
+    fmlp_trace *t;
+    if (!load(in, &t)) return 1;
+    fmlp_svg_options o = {title, step, width};
+    fmlp_status s = fmlp_trace_render_svg(t, &o, out);
+    fmlp_trace_close(t);
+    if (s != FMLP_OK) {
+        fprintf(stderr, "fmlp trace render: %s\n", fmlp_last_error());
         return 1;
     }
     printf("wrote %s\n", out);
@@ -112,161 +129,56 @@ static int render(int argc, char **argv)
 
 static int summarize(int argc, char **argv)
 {
-    const char *in = NULL;
     fmlp_table_options t = fmlp_table_options_default();
     t.analyses = true;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v;
-        if (strcmp(a, "--sort-by") == 0) {
-            if (!(v = cli_value(argc, argv, &i, "trace summarize"))) return usage_error("%s needs a column", a);
-            if (!prof_sort_key_valid(v)) return usage_error("--sort-by: \"%s\" is not a column", v);
+    int flag;
+    trace_args ta;
+    trace_args_init(&ta, "summarize", summarize_options, "", argc, argv);
+    while ((flag = next_flag(&ta)) > 0) {
+        const char *v = ta.value, *f = ta.a.word;
+        if (flag == T_SORT_BY) {
+            if (!v) return usage_error("%s needs a column", f);
+            if (!fmlp_table_sort_key_valid(v)) return usage_error("--sort-by: \"%s\" is not a column", v);
             t.sort_by = v;
-        } else if (strcmp(a, "--row-limit") == 0) {
-            if (!(v = cli_value(argc, argv, &i, "trace summarize")) ||
-                !cli_parse_int("trace summarize", a, v, 0, 1 << 30, &t.row_limit))
-                return usage_error("%s needs a count", a);
-        } else if (a[0] == '-' && a[1]) {
-            return usage_error("summarize: unknown option \"%s\"", a);
-        } else if (!in) {
-            in = a;
-        } else {
-            return usage_error("summarize: one input file only, got \"%s\" too", a);
+        } else if (!v || !cli_parse_int(ta.cmd, f, v, 0, 1 << 30, &t.row_limit)) {
+            return usage_error("%s needs a count", f);
         }
     }
-    if (!in) return usage_error("%s", "summarize needs a trace file");
-    pe_set s;
-    if (!load(in, &s)) return 1;
-    /* Traces have tens of lanes and up to millions of events. */
-    size_t lanes = 0, spans = 0;
-    int64_t lane_id[2 * 256];
-    for (size_t i = 0; i < s.n; i++) {
-        spans += pe_is_span(&s.ev[i]);
-        bool seen = false;
-        for (size_t k = 0; k < lanes && !seen; k++) seen = lane_id[2 * k] == s.ev[i].pid && lane_id[2 * k + 1] == s.ev[i].tid;
-        if (seen || lanes == 256) continue;
-        lane_id[2 * lanes] = s.ev[i].pid;
-        lane_id[2 * lanes + 1] = s.ev[i].tid;
-        lanes++;
-    }
-    printf("trace %s: written by %s, %zu spans on %zu%s lanes\n\n", in, s.origin, spans, lanes, lanes == 256 ? "+" : "");
-    fmlp_status st;
-    char *table = prof_table(&s, &t, true, &st);
-    pe_set_free(&s);
-    if (!table) {
+    if (flag < 0) return CLI_USAGE_ERROR;
+    if (!ta.in) return usage_error("%s", "summarize needs a trace file");
+    fmlp_trace *tr;
+    if (!load(ta.in, &tr)) return 1;
+    fmlp_status s = fmlp_trace_summary_print(tr, &t, stdout);
+    fmlp_trace_close(tr);
+    if (s != FMLP_OK) {
         fprintf(stderr, "fmlp trace summarize: %s\n", fmlp_last_error());
         return 1;
     }
-    fputs(table, stdout);
-    free(table);
     return 0;
-}
-
-typedef struct {
-    const char *path;
-    pe_set s;
-    pe_calls cs;
-    pe_analysis a;
-} diff_run;
-
-static void fmt_us(char *b, size_t n, double us)
-{
-    if (us >= 1e3)
-        snprintf(b, n, "%.3fms", us / 1e3);
-    else
-        snprintf(b, n, "%.3fus", us);
-}
-
-static void diff_row(const char *label, diff_run *r, int n, double (*get)(const diff_run *), bool time)
-{
-    printf("%-28s", label);
-    for (int i = 0; i < n; i++) {
-        char b[48];
-        double v = get(&r[i]);
-        if (time)
-            fmt_us(b, sizeof b, v);
-        else
-            snprintf(b, sizeof b, "%.0f", v);
-        if (i > 0 && r[0].a.n_steps && get(&r[0]) > 0) {
-            size_t l = strlen(b);
-            snprintf(b + l, sizeof b - l, " (%+.0f%%)", (v / get(&r[0]) - 1) * 100);
-        }
-        printf("  %24s", b);
-    }
-    putchar('\n');
-}
-
-static double g_kernels(const diff_run *r) { return r->a.sum.kernels_per_step; }
-static double g_wall(const diff_run *r) { return r->a.sum.wall_us; }
-static double g_kern(const diff_run *r) { return r->a.sum.kernel_us; }
-static double g_over(const diff_run *r) { return r->a.sum.overhead_us; }
-static double g_idle(const diff_run *r) { return r->a.sum.idle_us; }
-
-static void diff_kernels(diff_run *r, int n)
-{
-    printf("\ntime per step by kernel name (avg per launch x launches / steps):\n");
-    for (int i = 0; i < n; i++)
-        for (int k = 0; k < r[i].a.n_kernels; k++) {
-            const char *name = r[i].a.kernels[k].name;
-            bool earlier = false;
-            for (int j = 0; j < i && !earlier; j++)
-                for (int q = 0; q < r[j].a.n_kernels && !earlier; q++) earlier = strcmp(r[j].a.kernels[q].name, name) == 0;
-            if (earlier) continue;
-            printf("%-28.28s", name);
-            for (int j = 0; j < n; j++) {
-                char b[48] = "--";
-                for (int q = 0; q < r[j].a.n_kernels; q++) {
-                    const pe_kernel_stat *ks = &r[j].a.kernels[q];
-                    if (strcmp(ks->name, name) == 0)
-                        fmt_us(b, sizeof b, ks->dur_us * ks->calls / (r[j].a.n_steps ? r[j].a.n_steps : 1));
-                }
-                printf("  %24s", b);
-            }
-            putchar('\n');
-        }
 }
 
 static int diff(int argc, char **argv)
 {
     int n = argc - 2;
-    if (n < 2 || n > MAX_DIFF) return usage_error("%s", "diff needs 2 to 4 trace files");
+    if (n < 2 || n > FMLP_TRACE_DIFF_MAX) return usage_error("%s", "diff needs 2 to 4 trace files");
     for (int i = 2; i < argc; i++)
         if (argv[i][0] == '-' && argv[i][1]) return usage_error("diff: unknown option \"%s\"", argv[i]);
-    diff_run r[MAX_DIFF];
-    memset(r, 0, sizeof r);
-    int status = 0, loaded = 0;
-    for (int i = 0; i < n && status == 0; i++, loaded++) {
-        r[i].path = argv[i + 2];
-        if (!load(r[i].path, &r[i].s)) {
+    fmlp_trace *t[FMLP_TRACE_DIFF_MAX] = {0};
+    int status = 0;
+    for (int i = 0; i < n && status == 0; i++) {
+        fmlp_profile_summary sum;
+        if (!load(argv[i + 2], &t[i])) {
             status = 1;
-            break;
-        }
-        if (!pe_calls_build(&r[i].s, &r[i].cs) || !pe_analyze(&r[i].s, &r[i].cs, &r[i].a)) {
-            fprintf(stderr, "fmlp trace diff: %s holds no spans to compare\n", r[i].path);
+        } else if (fmlp_trace_summary(t[i], &sum) != FMLP_OK) {
+            fprintf(stderr, "fmlp trace diff: %s holds no spans to compare\n", argv[i + 2]);
             status = 1;
         }
     }
-    if (status == 0) {
-        printf("%-28s", "");
-        for (int i = 0; i < n; i++) {
-            const char *base = strrchr(r[i].path, '/');
-            printf("  %24.24s", base ? base + 1 : r[i].path);
-        }
-        printf("\n");
-        diff_row("kernels per step", r, n, g_kernels, false);
-        diff_row("wall per step", r, n, g_wall, true);
-        diff_row("kernel time per step", r, n, g_kern, true);
-        diff_row("dispatch overhead per step", r, n, g_over, true);
-        diff_row("idle per step", r, n, g_idle, true);
-        printf("%-28s", "verdict");
-        for (int i = 0; i < n; i++) printf("  %24s", pe_bound_name(r[i].a.sum.bound));
-        putchar('\n');
-        diff_kernels(r, n);
+    if (status == 0 && fmlp_trace_diff_print(t, n, stdout) != FMLP_OK) {
+        fprintf(stderr, "fmlp trace diff: %s\n", fmlp_last_error());
+        status = 1;
     }
-    for (int i = 0; i < loaded; i++) {
-        pe_analysis_free(&r[i].a);
-        pe_calls_free(&r[i].cs);
-        pe_set_free(&r[i].s);
-    }
+    for (int i = 0; i < n; i++) fmlp_trace_close(t[i]);
     return status;
 }
 

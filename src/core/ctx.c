@@ -1,6 +1,7 @@
 /* Why: the context ties a device to its backend and owns what forwards on
  * it share: the backend state (thread pool, streams) and a cache of
- * workspace buffers so steady-state forwards allocate nothing. */
+ * workspace buffers so steady-state forwards allocate nothing, and the
+ * machine's ceilings once src/machine/ has read them. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,9 +33,11 @@ fmlp_status fmlp_ctx_create(const fmlp_ctx_options *opt, fmlp_ctx **out)
     ctx->device_index = o.device_index;
     ctx->be = be;
     pthread_mutex_init(&ctx->ws_lock, NULL);
+    pthread_mutex_init(&ctx->machine_lock, NULL);
     s = be->init(ctx, &o);
     if (s != FMLP_OK) {
         pthread_mutex_destroy(&ctx->ws_lock);
+        pthread_mutex_destroy(&ctx->machine_lock);
         free(ctx);
         return s;
     }
@@ -61,6 +64,7 @@ void fmlp_ctx_destroy(fmlp_ctx *ctx)
     }
     ctx->be->fini(ctx);
     pthread_mutex_destroy(&ctx->ws_lock);
+    pthread_mutex_destroy(&ctx->machine_lock);
     free(ctx);
 }
 

@@ -29,6 +29,11 @@ struct fmlp_ctx {
     pthread_mutex_t ws_lock;
     fmlp_ws_block *ws_free;
     int64_t ws_live; /* bytes of workspace held by running forwards */
+    /* The machine's ceilings, held once read or measured (src/machine/
+     * fills them; only its lock is core's to create and destroy). */
+    pthread_mutex_t machine_lock;
+    bool ceilings_loaded;
+    fmlp_ceilings ceilings;
 };
 
 /* One Linear layer: PyTorch's (out_features n, in_features k) weight and

@@ -42,9 +42,6 @@ struct fmlp_profiler {
  * columns when any row has FLOPs. Returns a malloc'd string or NULL (OOM). */
 char *prof_table(const pe_set *s, const fmlp_table_options *opt, bool with_flops, fmlp_status *st);
 
-/* Whether `sort_by` names a table column (NULL and "" do: the default). */
-bool prof_sort_key_valid(const char *sort_by);
-
 /* Kineto-convention JSON of an event set (with fmlpAnalysis); malloc'd. */
 char *prof_trace_json(const pe_set *s, const fmlp_profiler_options *opt, size_t *len);
 /* Writes `len` bytes to `path`, gzip-compressed when it ends in ".gz". */

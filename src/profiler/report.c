@@ -9,13 +9,6 @@
 #include "profiler/prof.h"
 #include "profiler/tree.h"
 
-fmlp_table_options fmlp_table_options_default(void)
-{
-    fmlp_table_options o;
-    memset(&o, 0, sizeof o);
-    return o;
-}
-
 static fmlp_status need_window(const fmlp_profiler *p, const char *what)
 {
     if (!p) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "%s: profiler is NULL", what);

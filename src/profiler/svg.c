@@ -44,7 +44,9 @@ static int lane_rank(const pe_set *s, const lane *l)
     return l->device >= 0 ? 2 : l->tid == s->main_tid ? 0 : 1;
 }
 
-static const pe_set *g_set;
+/* The set qsort's comparators read (qsort takes no context): one per
+ * thread, so traces written or drawn on two threads at once do not race. */
+static _Thread_local const pe_set *g_set;
 
 static int by_lane(const void *a, const void *b)
 {

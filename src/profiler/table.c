@@ -2,7 +2,10 @@
  * grouped by name, torch's column set, widths, right alignment, number
  * formatting (us/ms/s with three decimals, shares with two) and footers, plus
  * the FLOPs, GFLOP/s and GB/s columns that say how close a row came to the
- * machine. Built from an event set, so live runs and read traces match. */
+ * machine. Built from an event set, so live runs and read traces match.
+ * The table's options (and their defaults) live here too, so the calls
+ * that print tables (report.c for live windows, trace files) depend on this
+ * file and it depends on none of them. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +14,13 @@
 #include "profiler/analysis.h"
 #include "profiler/prof.h"
 #include "profiler/tree.h"
+
+fmlp_table_options fmlp_table_options_default(void)
+{
+    fmlp_table_options o;
+    memset(&o, 0, sizeof o);
+    return o;
+}
 
 typedef struct {
     const char *key;
@@ -66,7 +76,7 @@ static double key_of(const row *r, sort_key k)
     return 0;
 }
 
-bool prof_sort_key_valid(const char *sort_by)
+bool fmlp_table_sort_key_valid(const char *sort_by)
 {
     if (!sort_by || !*sort_by) return true;
     for (size_t i = 0; i < sizeof sort_names / sizeof *sort_names; i++)

@@ -29,7 +29,9 @@ static void put_us(FILE *f, int64_t ns)
     fprintf(f, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000));
 }
 
-static const pe_set *g_set;
+/* The set qsort's comparators read (qsort takes no context): one per
+ * thread, so traces written or drawn on two threads at once do not race. */
+static _Thread_local const pe_set *g_set;
 
 static int by_time(const void *a, const void *b)
 {

@@ -15,19 +15,6 @@
 
 enum { ROWS = 512, DIM = 768, HIDDEN = 3072 };
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    *len = b ? fread(b, 1, (size_t)n, f) : 0;
-    fclose(f);
-    return b;
-}
-
 static bool is_cat(const json_value *e, const char *cat)
 {
     const char *c = json_get_str(e, "cat");
@@ -37,7 +24,7 @@ static bool is_cat(const json_value *e, const char *cat)
 static void check_trace(const char *path, const char *mode, int want)
 {
     size_t len = 0;
-    char *text = slurp(path, &len);
+    char *text = tu_read_file(path, &len);
     json_doc *d = text ? json_parse(text, len, NULL) : NULL;
     if (!tu_check(d != NULL, "%s: trace parses", mode)) {
         free(text);

@@ -1,8 +1,11 @@
 /* Why: a verdict like "memory-bound" means something only against what this
  * machine can do. This measures the CPU's GEMM rate (a 1-layer Linear stack
  * through the public API, f32 and bf16) and memory bandwidth (a large
- * memcpy on as many threads as the context runs), plus the GPU's on a CUDA context, once, and caches the numbers
- * as JSON (FMLP_CEILINGS_FILE, or ~/.cache/fmlp/ceilings.json). */
+ * memcpy on as many threads as the context runs), plus the GPU's on a CUDA
+ * context, once, and caches the numbers as JSON (FMLP_CEILINGS_FILE, or
+ * ~/.cache/fmlp/ceilings.json). A context reads that file at its first ask
+ * and holds the answer, so a profiler closing window after window reads
+ * no file. It sits below the profiler as a client of the public API. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -11,6 +14,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/internal.h"
 #include "core/json.h"
 #include "fmlp.h"
 
@@ -252,19 +256,30 @@ fmlp_status fmlp_ceilings_measure(fmlp_ctx *ctx, fmlp_ceilings *out)
     out->measured = true;
     char path[4096];
     cache_path(path, sizeof path);
-    return save(path, out, threads);
+    s = save(path, out, threads);
+    if (s == FMLP_OK) {
+        pthread_mutex_lock(&ctx->machine_lock);
+        ctx->ceilings = *out;
+        ctx->ceilings_loaded = true;
+        pthread_mutex_unlock(&ctx->machine_lock);
+    }
+    return s;
 }
 
 fmlp_status fmlp_ceilings_get(fmlp_ctx *ctx, bool measure_if_missing, fmlp_ceilings *out)
 {
     if (!ctx || !out) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_ceilings_get: ctx and out must not be NULL");
-    memset(out, 0, sizeof *out);
-    char path[4096];
-    cache_path(path, sizeof path);
-    /* CPU numbers depend on the thread count; a GPU context uses the GPU's. */
-    int threads = fmlp_ctx_device(ctx) == FMLP_DEVICE_CPU ? fmlp_ctx_threads(ctx) : -1;
-    if (load(path, threads, out)) return FMLP_OK;
-    memset(out, 0, sizeof *out);
-    if (!measure_if_missing) return FMLP_OK;
+    pthread_mutex_lock(&ctx->machine_lock);
+    if (!ctx->ceilings_loaded) {
+        char path[4096];
+        cache_path(path, sizeof path);
+        /* CPU numbers depend on the thread count; a GPU context uses the GPU's. */
+        int threads = fmlp_ctx_device(ctx) == FMLP_DEVICE_CPU ? fmlp_ctx_threads(ctx) : -1;
+        if (!load(path, threads, &ctx->ceilings)) memset(&ctx->ceilings, 0, sizeof ctx->ceilings);
+        ctx->ceilings_loaded = true;
+    }
+    *out = ctx->ceilings;
+    pthread_mutex_unlock(&ctx->machine_lock);
+    if (out->measured || !measure_if_missing) return FMLP_OK;
     return fmlp_ceilings_measure(ctx, out);
 }
