@@ -180,9 +180,9 @@ static void test_memory(fmlp_ctx *ctx, bool on)
     if (pe_read_trace(path, &s) == FMLP_OK)
         for (size_t i = 0; i < s.n; i++) {
             if (s.ev[i].kind != PE_MEMORY) continue;
-            fields &= n == 0 ? s.ev[i].mem_bytes == 4096 && s.ev[i].mem_total == 8192 &&
-                                   s.ev[i].mem_addr == (int64_t)(intptr_t)block
-                             : s.ev[i].mem_bytes == -4096 && s.ev[i].mem_total == 4096 && s.ev[i].mem_addr == 0;
+            const pe_more *m = pe_more_of(&s, &s.ev[i]);
+            fields &= n == 0 ? m->mem_bytes == 4096 && m->mem_total == 8192 && m->mem_addr == (int64_t)(intptr_t)block
+                             : m->mem_bytes == -4096 && m->mem_total == 4096 && m->mem_addr == 0;
             n++;
         }
     pe_set_free(&s);

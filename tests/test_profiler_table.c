@@ -16,13 +16,20 @@
 static pe_event *ev(pe_set *s, pe_kind k, const char *name, int64_t tid, int64_t t0_us, int64_t t1_us, int64_t ext,
                     int64_t corr)
 {
-    pe_event *e = pe_add(s, k, name);
-    e->pid = 100;
-    e->tid = tid;
+    pe_event *e = pe_add(s, k, name, 100, tid);
     e->t0 = t0_us * US;
     e->t1 = t1_us * US;
     e->ext_id = ext;
     e->corr = corr;
+    return e;
+}
+
+static pe_event *work(pe_set *s, pe_event *e, int64_t flops, int64_t bytes)
+{
+    pe_more m = *pe_more_of(s, e);
+    m.flops = flops;
+    m.bytes = bytes;
+    pe_set_more(s, e, &m);
     return e;
 }
 
@@ -37,33 +44,35 @@ static void build_cpu(pe_set *s)
     s->base_ns = 1700000000000000000LL;
     ev(s, PE_STEP, "ProfilerStep#3", 1, 0, 1000, 1, 0);
     ev(s, PE_USER, "fwd", 1, 50, 950, 2, 0);
-    ev(s, PE_CPU_OP, "fmlp::mlp", 1, 100, 900, 3, 0)->flops = 3000;
-    pe_event *lin = ev(s, PE_CPU_OP, "fmlp::linear", 1, 120, 400, 4, 0);
-    lin->flops = 2000;
-    lin->bytes = 480;
-    pe_event *a = ev(s, PE_KERNEL, "cpu_gemm_bf16_amx", 1, 150, 380, 4, 7);
-    a->flops = 2000;
-    a->bytes = 480;
+    work(s, ev(s, PE_CPU_OP, "fmlp::mlp", 1, 100, 900, 3, 0), 3000, 0);
+    work(s, ev(s, PE_CPU_OP, "fmlp::linear", 1, 120, 400, 4, 0), 2000, 480);
+    work(s, ev(s, PE_KERNEL, "cpu_gemm_bf16_amx", 1, 150, 380, 4, 7), 2000, 480);
     ev(s, PE_KERNEL, "cpu_gemm_bf16_amx", 2, 160, 390, 4, 7);
-    ev(s, PE_CPU_OP, "fmlp::gelu_tanh", 1, 420, 600, 5, 0)->flops = 1000;
-    ev(s, PE_KERNEL, "cpu_gelu_tanh_bf16_avx512", 1, 430, 590, 5, 8)->flops = 1000;
+    work(s, ev(s, PE_CPU_OP, "fmlp::gelu_tanh", 1, 420, 600, 5, 0), 1000, 0);
+    work(s, ev(s, PE_KERNEL, "cpu_gelu_tanh_bf16_avx512", 1, 430, 590, 5, 8), 1000, 0);
 }
 
-static const pe_call *find(const pe_calls *cs, const char *name)
+/* The first call named `name`, or -1. */
+static int find(const pe_calls *cs, const char *name)
 {
     for (size_t i = 0; i < cs->n; i++)
-        if (strcmp(cs->c[i].name, name) == 0) return &cs->c[i];
-    return NULL;
+        if (strcmp(pe_call_event(cs, i)->name, name) == 0) return (int)i;
+    return -1;
 }
+
+static const char *call_name(const pe_calls *cs, int i) { return i >= 0 ? pe_call_event(cs, (size_t)i)->name : ""; }
 
 static void check_call(const pe_calls *cs, const char *name, double self_us, double total_us, double self_dev_us,
                        double dev_total_us)
 {
-    const pe_call *c = find(cs, name);
-    tu_check(c && c->self_cpu == (int64_t)(self_us * US) && c->cpu_total == (int64_t)(total_us * US) &&
+    int i = find(cs, name);
+    const pe_call *c = i >= 0 ? &cs->c[i] : NULL;
+    pe_call_view v = i >= 0 ? pe_call_get(cs, (size_t)i) : (pe_call_view){0};
+    int64_t cpu_total = v.device ? 0 : v.t1 - v.t0;
+    tu_check(c && c->self_cpu == (int64_t)(self_us * US) && cpu_total == (int64_t)(total_us * US) &&
                  c->self_dev == (int64_t)(self_dev_us * US) && c->dev_total == (int64_t)(dev_total_us * US),
              "%s: self %.0f / total %.0f us CPU, self %.0f / total %.0f us device (got %.0f / %.0f, %.0f / %.0f)", name,
-             self_us, total_us, self_dev_us, dev_total_us, c ? c->self_cpu / 1e3 : -1, c ? c->cpu_total / 1e3 : -1,
+             self_us, total_us, self_dev_us, dev_total_us, c ? c->self_cpu / 1e3 : -1, c ? cpu_total / 1e3 : -1,
              c ? c->self_dev / 1e3 : -1, c ? c->dev_total / 1e3 : -1);
 }
 
@@ -81,9 +90,10 @@ static void test_cpu_arithmetic(void)
     check_call(&cs, "cpu_gemm_bf16_amx", 240, 240, 0, 0);
     check_call(&cs, "fmlp::gelu_tanh", 20, 180, 0, 0);
     check_call(&cs, "cpu_gelu_tanh_bf16_avx512", 160, 160, 0, 0);
-    const pe_call *k = find(&cs, "cpu_gemm_bf16_amx");
-    tu_check(k && k->lanes == 2 && k->tid == 1 && k->flops == 2000, "merged kernel: 2 lanes, on the launching thread, FLOPs kept");
-    tu_check(k && k->parent >= 0 && strcmp(cs.c[k->parent].name, "fmlp::linear") == 0, "kernel's parent is fmlp::linear");
+    int ki = find(&cs, "cpu_gemm_bf16_amx");
+    pe_call_view k = ki >= 0 ? pe_call_get(&cs, (size_t)ki) : (pe_call_view){0};
+    tu_check(ki >= 0 && k.lanes == 2 && k.tid == 1 && k.flops == 2000, "merged kernel: 2 lanes, on the launching thread, FLOPs kept");
+    tu_check(ki >= 0 && strcmp(call_name(&cs, cs.c[ki].parent), "fmlp::linear") == 0, "kernel's parent is fmlp::linear");
 
     pe_analysis a;
     tu_check(pe_analyze(&s, &cs, &a), "analysis runs");
@@ -116,7 +126,7 @@ static void test_gpu_arithmetic(void)
     build_cpu(&s);
     ev(&s, PE_RUNTIME, "cudaLaunchKernel", 1, 122, 132, 4, 20);
     pe_event *k = ev(&s, PE_KERNEL, "sm90_gemm", 7, 250, 450, 4, 20);
-    k->pid = 0;
+    pe_set_lane(&s, k, 0, 7);
     k->device = 0;
     pe_calls cs;
     tu_check(pe_calls_build(&s, &cs), "calls built with a GPU kernel");
@@ -126,8 +136,8 @@ static void test_gpu_arithmetic(void)
     check_call(&cs, "sm90_gemm", 0, 0, 200, 200);
     check_call(&cs, "fmlp::mlp", 340, 800, 0, 200);
     check_call(&cs, "ProfilerStep#3", 100, 1000, 0, 200);
-    const pe_call *g = find(&cs, "sm90_gemm");
-    tu_check(g && g->launcher >= 0 && strcmp(cs.c[g->launcher].name, "cudaLaunchKernel") == 0,
+    int g = find(&cs, "sm90_gemm");
+    tu_check(g >= 0 && strcmp(call_name(&cs, cs.c[g].launcher), "cudaLaunchKernel") == 0,
              "GPU kernel launched by its runtime call (same correlation)");
     pe_calls_free(&cs);
 
@@ -150,14 +160,15 @@ static void test_gpu_arithmetic(void)
     build_cpu(&s);
     pe_event *rt = ev(&s, PE_RUNTIME, "cudaLaunchKernel", 1, 122, 132, 0, 20);
     pe_event *gk = ev(&s, PE_KERNEL, "sm90_gemm", 7, 250, 450, 0, 20);
-    gk->pid = 0;
+    pe_set_lane(&s, gk, 0, 7);
     gk->device = 0;
     size_t rti = (size_t)(rt - s.ev), gki = (size_t)(gk - s.ev);
     bool resolved = pe_resolve_external_ids(&s);
     tu_check(resolved && s.ev[rti].ext_id == 4 && s.ev[gki].ext_id == 4,
              "late launch and kernel records get fmlp::linear's External id (got %lld, %lld)",
              (long long)s.ev[rti].ext_id, (long long)s.ev[gki].ext_id);
-    tu_check(pe_give_work_to_kernels(&s) && s.ev[gki].flops == 2000 && s.ev[gki].bytes == 480,
+    tu_check(pe_give_work_to_kernels(&s) && pe_more_of(&s, &s.ev[gki])->flops == 2000 &&
+                 pe_more_of(&s, &s.ev[gki])->bytes == 480,
              "the one GPU kernel of fmlp::linear gets its FLOPs and bytes");
     pe_set_free(&s);
 }

@@ -17,15 +17,21 @@
 static pe_event *ev(pe_set *s, pe_kind k, const char *name, int64_t pid, int64_t tid, int64_t t0, int64_t t1,
                     int64_t ext, int64_t corr)
 {
-    pe_event *e = pe_add(s, k, name);
-    e->pid = pid;
-    e->tid = tid;
+    pe_event *e = pe_add(s, k, name, pid, tid);
     e->t0 = t0;
     e->t1 = t1;
     e->ext_id = ext;
     e->corr = corr;
     return e;
 }
+
+/* Gives e the values `fill` writes into a copy of its own. */
+#define MORE(s, e, fill)                         \
+    do {                                         \
+        pe_more m_ = *pe_more_of((s), (e));      \
+        fill;                                    \
+        pe_set_more((s), (e), &m_);              \
+    } while (0)
 
 /* Times in ns, deliberately not multiples of 1000. */
 static void build(pe_set *s)
@@ -37,29 +43,24 @@ static void build(pe_set *s)
     s->ceil = (pe_ceilings){true, 1000, 4000, 100, 0, 0, 0};
     int64_t T = 5000000000LL;
     ev(s, PE_STEP, "ProfilerStep#2", 4242, 4242, T, T + 1000123, 1, 0);
-    ev(s, PE_CPU_OP, "fmlp::mlp", 4242, 4242, T + 100, T + 900001, 2, 0)->shapes = pe_intern(s, "[[64, 768]]");
-    ev(s, PE_CPU_OP, "fmlp::linear", 4242, 4242, T + 200, T + 400000, 3, 0)->shapes = pe_intern(s, "not json");
+    pe_event *e = ev(s, PE_CPU_OP, "fmlp::mlp", 4242, 4242, T + 100, T + 900001, 2, 0);
+    MORE(s, e, m_.shapes = pe_intern(s, "[[64, 768]]"));
+    e = ev(s, PE_CPU_OP, "fmlp::linear", 4242, 4242, T + 200, T + 400000, 3, 0);
+    MORE(s, e, m_.shapes = pe_intern(s, "not json"));
     pe_event *k = ev(s, PE_KERNEL, "cpu_gemm_f32_avx2", 4242, 4242, T + 150123, T + 380000, 3, 1);
-    k->flops = 123456789;
-    k->bytes = 4096;
+    MORE(s, k, (m_.flops = 123456789, m_.bytes = 4096));
     ev(s, PE_KERNEL, "cpu_gemm_f32_avx2", 4242, 4243, T + 150500, T + 390000, 3, 1);
     ev(s, PE_KERNEL, "cpu_gemm_f32_avx2", 4242, 4244, T + 151000, T + 385000, 3, 1);
     ev(s, PE_CPU_OP, "fmlp::gelu_tanh", 4242, 4242, T + 400100, T + 600000, 4, 0);
     ev(s, PE_RUNTIME, "cudaLaunchKernel", 4242, 4242, T + 400200, T + 410000, 4, 2);
     pe_event *g = ev(s, PE_KERNEL, "gelu_kernel", 0, 7, T + 420000, T + 520000, 4, 2);
     g->device = 0;
-    g->grid[0] = 120;
-    g->block[0] = 256;
-    g->regs = 32;
+    MORE(s, g, (m_.grid[0] = 120, m_.block[0] = 256, m_.regs = 32));
     ev(s, PE_RUNTIME, "cudaMemcpyAsync", 4242, 4242, T + 610000, T + 615000, 2, 3);
     ev(s, PE_MEMCPY, "Memcpy DtoH", 0, 7, T + 620000, T + 640000, 2, 3)->device = 0;
-    pe_event *m = pe_add(s, PE_MEMORY, "[memory]");
-    m->pid = 4242;
-    m->tid = 4242;
+    pe_event *m = pe_add(s, PE_MEMORY, "[memory]", 4242, 4242);
     m->t0 = m->t1 = T + 101;
-    m->mem_bytes = 1 << 20;
-    m->mem_total = 3 << 20;
-    m->mem_addr = 0x7f00;
+    MORE(s, m, (m_.mem_bytes = 1 << 20, m_.mem_total = 3 << 20, m_.mem_addr = 0x7f00));
 }
 
 static const json_value *find_event(const json_value *evs, const char *name, const char *ph)

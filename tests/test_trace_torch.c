@@ -68,7 +68,7 @@ static void test_cuda_trace(const char *dir)
     pe_set s;
     fmlp_status st = pe_read_trace(path, &s);
     if (st != FMLP_OK) {
-        if (strstr(fmlp_last_error(), "not valid JSON"))
+        if (strstr(fmlp_last_error(), "without zlib"))
             tu_skip("built without zlib: cannot read %s", path);
         else
             tu_check(false, "reads the CUDA trace: %s", fmlp_last_error());
@@ -85,14 +85,15 @@ static void test_cuda_trace(const char *dir)
     int64_t dev_ns = 0, mm_dev = 0, mm_flops = 0;
     int launched = 0, kernels = 0;
     for (size_t i = 0; i < cs.n; i++) {
-        const pe_call *c = &cs.c[i];
-        if (c->device) {
-            dev_ns += c->t1 - c->t0;
+        pe_call_view c = pe_call_get(&cs, i);
+        int l = cs.c[i].launcher;
+        if (c.device) {
+            dev_ns += c.t1 - c.t0;
             kernels++;
-            launched += c->launcher >= 0 && cs.c[c->launcher].kind == PE_RUNTIME && c->t0 >= cs.c[c->launcher].t0;
-            if (strncmp(c->name, "nvjet", 5) == 0) mm_dev += c->t1 - c->t0;
+            launched += l >= 0 && pe_call_event(&cs, (size_t)l)->kind == PE_RUNTIME && c.t0 >= pe_call_t0(&cs, (size_t)l);
+            if (strncmp(c.name, "nvjet", 5) == 0) mm_dev += c.t1 - c.t0;
         }
-        if (strcmp(c->name, "aten::mm") == 0 && !mm_flops) mm_flops = c->flops;
+        if (strcmp(c.name, "aten::mm") == 0 && !mm_flops) mm_flops = c.flops;
     }
     tu_check(launched == kernels, "every kernel joined to the runtime/driver call that launched it (%d of %d)", launched,
              kernels);

@@ -7,37 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+#include "core/idx_sort.h"
 #include "core/json.h"
-
-typedef struct {
-    int64_t a, b;
-} span;
-
-static int by_start(const void *x, const void *y)
-{
-    const span *p = x, *q = y;
-    return p->a < q->a ? -1 : p->a > q->a;
-}
-
-/* Length of the union of spans (sorts them). */
-static int64_t union_len(span *v, size_t n)
-{
-    qsort(v, n, sizeof *v, by_start);
-    int64_t total = 0, cur_a = 0, cur_b = 0;
-    bool open = false;
-    for (size_t i = 0; i < n; i++) {
-        if (open && v[i].a <= cur_b) {
-            if (v[i].b > cur_b) cur_b = v[i].b;
-            continue;
-        }
-        if (open) total += cur_b - cur_a;
-        cur_a = v[i].a;
-        cur_b = v[i].b;
-        open = true;
-    }
-    if (open) total += cur_b - cur_a;
-    return total;
-}
+#include "profiler/idmap.h"
 
 const char *pe_bound_name(fmlp_bound b)
 {
@@ -94,78 +67,133 @@ static void verdict(const pe_set *s, bool device, bool bf16, pe_step_stat *st)
              busy * 100, gflops, gbps, ai, RIDGE_GUESS);
 }
 
-static int by_step_start(const void *x, const void *y)
+/* Calls by start, ties in call order. */
+static int by_call_start(const void *ctx, uint32_t a, uint32_t b)
 {
-    const pe_step_stat *p = x, *q = y;
-    return p->t0 < q->t0 ? -1 : p->t0 > q->t0;
+    const pe_calls *cs = ctx;
+    int64_t x = pe_call_t0(cs, a), y = pe_call_t0(cs, b);
+    if (x != y) return x < y ? -1 : 1;
+    return a < b ? -1 : a > b;
 }
 
+/* The steps in start order; steps starting together keep their order in
+ * the trace (the sort key carries it). */
 static bool collect_steps(const pe_calls *cs, pe_analysis *a)
 {
     int n = 0;
-    for (size_t i = 0; i < cs->n; i++) n += cs->c[i].kind == PE_STEP;
-    a->steps = calloc(n ? n : 1, sizeof *a->steps);
+    for (size_t i = 0; i < cs->n; i++) n += pe_call_event(cs, i)->kind == PE_STEP;
+    a->steps = fmlp_calloc(n ? (size_t)n : 1, sizeof *a->steps);
     if (!a->steps) return false;
     if (n) {
-        for (size_t i = 0; i < cs->n; i++) {
-            if (cs->c[i].kind != PE_STEP) continue;
-            pe_step_stat *st = &a->steps[a->n_steps++];
-            st->name = cs->c[i].name;
-            st->t0 = cs->c[i].t0;
-            st->t1 = cs->c[i].t1;
+        uint32_t *idx = fmlp_malloc((size_t)n * sizeof *idx);
+        if (!idx) return false;
+        for (size_t i = 0; i < cs->n; i++)
+            if (pe_call_event(cs, i)->kind == PE_STEP) idx[a->n_steps++] = (uint32_t)i;
+        bool ok = idx_sort(idx, (size_t)n, by_call_start, cs);
+        for (int k = 0; k < n && ok; k++) {
+            pe_step_stat *st = &a->steps[k];
+            st->name = pe_call_event(cs, idx[k])->name;
+            st->t0 = pe_call_t0(cs, idx[k]);
+            st->t1 = pe_call_t1(cs, idx[k]);
         }
-        qsort(a->steps, a->n_steps, sizeof *a->steps, by_step_start);
-        return true;
+        free(idx);
+        return ok;
     }
     pe_step_stat *st = &a->steps[a->n_steps++];
     st->name = "(window)";
     st->t0 = INT64_MAX;
     st->t1 = INT64_MIN;
     for (size_t i = 0; i < cs->n; i++) {
-        if (cs->c[i].t0 < st->t0) st->t0 = cs->c[i].t0;
-        if (cs->c[i].t1 > st->t1) st->t1 = cs->c[i].t1;
+        if (pe_call_t0(cs, i) < st->t0) st->t0 = pe_call_t0(cs, i);
+        if (pe_call_t1(cs, i) > st->t1) st->t1 = pe_call_t1(cs, i);
     }
     return true;
 }
 
-static bool in_step(const pe_call *c, const pe_step_stat *st)
-{
-    return c->t0 >= st->t0 && c->t0 < st->t1;
-}
+/* What a step's numbers are made of, each list in start order: the work
+ * units, and everything that keeps the CPU or device busy (work, ops and
+ * runtime calls). A step's calls are those starting inside it, so they lie
+ * together in both lists. */
+typedef struct {
+    uint32_t *work, *busy;
+    size_t n_work, n_busy;
+} step_lists;
 
-static int64_t clip_len(span *v, size_t n, const pe_step_stat *st)
+static bool make_lists(const pe_calls *cs, const bool *is_work, step_lists *l)
 {
-    for (size_t i = 0; i < n; i++) {
-        if (v[i].a < st->t0) v[i].a = st->t0;
-        if (v[i].b > st->t1) v[i].b = st->t1;
-        if (v[i].b < v[i].a) v[i].b = v[i].a;
-    }
-    return union_len(v, n);
-}
-
-static void step_numbers(const pe_calls *cs, const bool *is_work, pe_step_stat *st, span *work, span *all)
-{
-    size_t nw = 0, na = 0;
+    memset(l, 0, sizeof *l);
+    l->work = fmlp_malloc((cs->n + 1) * sizeof *l->work);
+    l->busy = fmlp_malloc((cs->n + 1) * sizeof *l->busy);
+    if (!l->work || !l->busy) return false;
     for (size_t i = 0; i < cs->n; i++) {
-        const pe_call *c = &cs->c[i];
-        if (!in_step(c, st)) continue;
-        if (is_work[i]) {
-            work[nw++] = (span){c->t0, c->t1};
-            all[na++] = (span){c->t0, c->t1};
-            st->flops += (double)c->flops;
-            st->bytes += (double)c->bytes;
-            /* A call is one launch: a CPU region's lanes are one call. */
-            if (c->kind == PE_MEMCPY || c->kind == PE_MEMSET)
-                st->copies++;
-            else
-                st->kernels++;
-        } else if (c->kind == PE_CPU_OP || c->kind == PE_RUNTIME) {
-            all[na++] = (span){c->t0, c->t1};
-        }
+        pe_kind k = (pe_kind)pe_call_event(cs, i)->kind;
+        if (is_work[i]) l->work[l->n_work++] = (uint32_t)i;
+        if (is_work[i] || k == PE_CPU_OP || k == PE_RUNTIME) l->busy[l->n_busy++] = (uint32_t)i;
     }
+    return idx_sort(l->work, l->n_work, by_call_start, cs) && idx_sort(l->busy, l->n_busy, by_call_start, cs);
+}
+
+/* First position in v (by start) whose call starts at or after t. */
+static size_t lower_bound(const pe_calls *cs, const uint32_t *v, size_t n, int64_t t)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (pe_call_t0(cs, v[mid]) < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Length of the union of the spans of the calls v[from..) that start
+ * inside the step, each cut at its end; *end gets where they stop. */
+static int64_t union_in_step(const pe_calls *cs, const uint32_t *v, size_t n, size_t from, const pe_step_stat *st,
+                             size_t *end)
+{
+    int64_t total = 0, cur_a = 0, cur_b = 0;
+    bool open = false;
+    size_t i = from;
+    for (; i < n && pe_call_t0(cs, v[i]) < st->t1; i++) {
+        int64_t a = pe_call_t0(cs, v[i]), b = pe_call_t1(cs, v[i]);
+        if (b > st->t1) b = st->t1;
+        if (open && a <= cur_b) {
+            if (b > cur_b) cur_b = b;
+            continue;
+        }
+        if (open) total += cur_b - cur_a;
+        cur_a = a;
+        cur_b = b;
+        open = true;
+    }
+    if (open) total += cur_b - cur_a;
+    *end = i;
+    return total;
+}
+
+static void step_numbers(const pe_calls *cs, const step_lists *l, pe_step_stat *st)
+{
+    size_t w0 = lower_bound(cs, l->work, l->n_work, st->t0), w1;
+    size_t b0 = lower_bound(cs, l->busy, l->n_busy, st->t0), b1;
+    int64_t kernel_ns = union_in_step(cs, l->work, l->n_work, w0, st, &w1);
+    int64_t busy_ns = union_in_step(cs, l->busy, l->n_busy, b0, st, &b1);
+    int64_t flops = 0, bytes = 0;
+    for (size_t k = w0; k < w1; k++) {
+        pe_call_view c = pe_call_get(cs, l->work[k]);
+        flops = pe_add_sat(flops, c.flops);
+        bytes = pe_add_sat(bytes, c.bytes);
+        /* A call is one launch: a CPU region's lanes are one call. */
+        if (c.kind == PE_MEMCPY || c.kind == PE_MEMSET)
+            st->copies++;
+        else
+            st->kernels++;
+    }
+    st->flops = (double)flops;
+    st->bytes = (double)bytes;
     st->wall_us = (double)(st->t1 - st->t0) / 1e3;
-    st->kernel_us = (double)clip_len(work, nw, st) / 1e3;
-    double busy_us = (double)clip_len(all, na, st) / 1e3;
+    st->kernel_us = (double)kernel_ns / 1e3;
+    double busy_us = (double)busy_ns / 1e3;
     st->overhead_us = busy_us - st->kernel_us;
     st->idle_us = st->wall_us - busy_us;
 }
@@ -174,7 +202,8 @@ static int by_total_time(const void *x, const void *y)
 {
     const pe_kernel_stat *p = x, *q = y;
     double a = p->dur_us * p->calls, b = q->dur_us * q->calls;
-    return a > b ? -1 : a < b;
+    if (a != b) return a > b ? -1 : 1;
+    return p->first < q->first ? -1 : p->first > q->first;
 }
 
 /* What it cost to get a unit of work running: for a kernel, from its launch
@@ -184,39 +213,53 @@ static int by_total_time(const void *x, const void *y)
 static double dispatch_ns(const pe_calls *cs, const int *below, size_t i)
 {
     const pe_call *c = &cs->c[i];
-    if (cs->has_kernels) return c->launcher >= 0 ? (double)(c->t0 - cs->c[c->launcher].t0) : 0;
+    if (cs->has_kernels) return c->launcher >= 0 ? (double)(pe_call_t0(cs, i) - pe_call_t0(cs, (size_t)c->launcher)) : 0;
     double ns = 0;
     for (int a = c->parent; a >= 0 && below[a] == 1; a = cs->c[a].parent) ns += (double)cs->c[a].self_cpu;
     return ns;
 }
 
+/* Per name, in first-seen order (names are interned: one pointer each). */
 static bool kernel_stats(const pe_calls *cs, const bool *is_work, const int *below, pe_analysis *a)
 {
-    a->kernels = calloc(cs->n + 1, sizeof *a->kernels);
-    if (!a->kernels) return false;
-    for (size_t i = 0; i < cs->n; i++) {
+    size_t cap = 16;
+    pe_idmap by_name;
+    a->kernels = fmlp_calloc(cap, sizeof *a->kernels);
+    if (!a->kernels || !pe_idmap_init(&by_name, 0, 0, 0)) return false;
+    bool ok = true;
+    for (size_t i = 0; i < cs->n && ok; i++) {
         if (!is_work[i]) continue;
-        const pe_call *c = &cs->c[i];
-        int j = 0;
-        while (j < a->n_kernels && strcmp(a->kernels[j].name, c->name) != 0) j++;
-        pe_kernel_stat *k = &a->kernels[j];
-        if (j == a->n_kernels) {
-            a->n_kernels++;
-            k->name = c->name;
-            k->device = c->device;
+        pe_call_view c = pe_call_get(cs, i);
+        int32_t j = pe_idmap_get(&by_name, (int64_t)(uintptr_t)c.name);
+        if (j < 0) {
+            if ((size_t)a->n_kernels == cap) {
+                pe_kernel_stat *nk = fmlp_realloc(a->kernels, cap * 2 * sizeof *nk);
+                if (!nk) {
+                    ok = false;
+                    break;
+                }
+                a->kernels = nk;
+                cap *= 2;
+            }
+            j = a->n_kernels++;
+            a->kernels[j] = (pe_kernel_stat){.name = c.name, .device = c.device, .first = (size_t)j};
+            ok = pe_idmap_put(&by_name, (int64_t)(uintptr_t)c.name, j);
         }
+        pe_kernel_stat *k = &a->kernels[j];
         k->calls++;
-        k->dur_us += (double)(c->t1 - c->t0) / 1e3;
+        k->dur_us += (double)(c.t1 - c.t0) / 1e3;
         k->dispatch_us += dispatch_ns(cs, below, i) / 1e3;
-        k->flops += (double)c->flops;
-        k->bytes += (double)c->bytes;
-        a->device |= c->device;
+        k->flops += (double)c.flops;
+        k->bytes += (double)c.bytes;
+        a->device |= c.device;
     }
+    pe_idmap_free(&by_name);
+    if (!ok) return false;
     for (int j = 0; j < a->n_kernels; j++) {
         a->kernels[j].dur_us /= a->kernels[j].calls;
         a->kernels[j].dispatch_us /= a->kernels[j].calls;
     }
-    qsort(a->kernels, a->n_kernels, sizeof *a->kernels, by_total_time);
+    qsort(a->kernels, (size_t)a->n_kernels, sizeof *a->kernels, by_total_time);
     return true;
 }
 
@@ -233,16 +276,16 @@ bool pe_analyze(const pe_set *s, const pe_calls *cs, pe_analysis *a)
     if (cs->n == 0) return false;
     bool *is_work = NULL;
     int *below = NULL;
-    span *work = malloc(cs->n * sizeof *work), *all = malloc(cs->n * sizeof *all);
-    bool ok = pe_calls_work(cs, &is_work, &below) && work && all && collect_steps(cs, a) &&
-              kernel_stats(cs, is_work, below, a);
+    step_lists lists = {0};
+    bool ok = pe_calls_work(cs, &is_work, &below) && collect_steps(cs, a) && kernel_stats(cs, is_work, below, a) &&
+              make_lists(cs, is_work, &lists);
     if (ok) {
         a->ops_as_kernels = !cs->has_kernels;
         bool bf16 = any_bf16(a);
         pe_step_stat tot = {.name = "all"};
         for (int i = 0; i < a->n_steps; i++) {
             pe_step_stat *st = &a->steps[i];
-            step_numbers(cs, is_work, st, work, all);
+            step_numbers(cs, &lists, st);
             verdict(s, a->device, bf16, st);
             tot.wall_us += st->wall_us;
             tot.kernel_us += st->kernel_us;
@@ -272,8 +315,8 @@ bool pe_analyze(const pe_set *s, const pe_calls *cs, pe_analysis *a)
     }
     free(is_work);
     free(below);
-    free(work);
-    free(all);
+    free(lists.work);
+    free(lists.busy);
     if (!ok) pe_analysis_free(a);
     return ok;
 }

@@ -28,6 +28,7 @@ typedef struct {
     double dur_us, dispatch_us; /* averages per launch */
     double flops, bytes;        /* totals */
     bool device;
+    size_t first; /* first-seen rank, for ties in the order */
 } pe_kernel_stat;
 
 typedef struct {

@@ -105,12 +105,10 @@ static void step_open(fmlp_profiler *p)
     if (!prof_has_schedule(&p->opt) || p->action == PA_NONE) return;
     char name[48];
     snprintf(name, sizeof name, "ProfilerStep#%d", p->step_num);
-    pe_event *e = pe_add(&p->cur, PE_STEP, name);
+    pe_event *e = pe_add(&p->cur, PE_STEP, name, p->cur.pid, fmlp_thread_id());
     if (!e) return;
     e->t0 = fmlp_now_ns();
     e->t1 = -1;
-    e->pid = p->cur.pid;
-    e->tid = fmlp_thread_id();
     e->ext_id = atomic_fetch_add(&p->next_id, 1);
     p->step_open = true;
     p->step_idx = p->cur.n - 1;

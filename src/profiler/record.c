@@ -40,16 +40,16 @@ static int64_t open_span_begin(struct fmlp_profiler *p, pe_kind kind, const char
     int64_t id = atomic_fetch_add(&p->next_id, 1);
     open_span s = {p, 0, id, 0, range};
     pthread_mutex_lock(&p->lock);
-    pe_event *e = pe_add(&p->cur, kind, name);
+    pe_event *e = pe_add(&p->cur, kind, name, p->cur.pid, fmlp_thread_id());
     if (e) {
         e->t0 = t0;
         e->t1 = -1;
-        e->pid = p->cur.pid;
-        e->tid = fmlp_thread_id();
         e->ext_id = id;
-        e->flops = flops;
-        e->bytes = bytes;
-        if (shapes && p->opt.record_shapes) e->shapes = pe_intern(&p->cur, shapes);
+        pe_more m = pe_more_none();
+        m.flops = flops;
+        m.bytes = bytes;
+        if (shapes && p->opt.record_shapes) m.shapes = pe_intern(&p->cur, shapes);
+        pe_set_more(&p->cur, e, &m);
         s.idx = p->cur.n - 1;
     }
     s.gen = e ? p->gen : (uint64_t)-1;
@@ -110,24 +110,25 @@ static void append_record(struct fmlp_profiler *p, const fmlp_prof_record *r, co
 {
     static const pe_kind kinds[] = {PE_KERNEL, PE_RUNTIME, PE_MEMCPY, PE_MEMSET};
     pe_kind kind = (unsigned)r->kind < 4 ? kinds[r->kind] : PE_KERNEL;
-    pe_event *e = pe_add(&p->cur, kind, NULL);
+    int device = pe_device_of(r->device);
+    pe_event *e = pe_add(&p->cur, kind, NULL, device < 0 ? p->cur.pid : device, r->lane);
     if (!e) return;
     e->name = name;
     e->t0 = r->t0_ns;
     e->t1 = r->t1_ns;
-    e->device = r->device < 0 ? -1 : r->device;
-    e->pid = e->device < 0 ? p->cur.pid : e->device;
-    e->tid = r->lane;
+    e->device = device;
     e->ext_id = r->external_id ? r->external_id : ext;
     e->corr = r->correlation;
-    e->flops = r->flops;
-    e->bytes = r->bytes;
+    pe_more m = pe_more_none();
+    m.flops = r->flops;
+    m.bytes = r->bytes;
     for (int i = 0; i < 3; i++) {
-        e->grid[i] = r->grid[i];
-        e->block[i] = r->block[i];
+        m.grid[i] = r->grid[i];
+        m.block[i] = r->block[i];
     }
-    e->regs = r->registers;
-    e->smem = r->shared_bytes;
+    m.regs = r->registers;
+    m.smem = r->shared_bytes;
+    pe_set_more(&p->cur, e, &m);
 }
 
 void fmlp_prof_record_add_n(struct fmlp_profiler *p, const fmlp_prof_record *r, int n)
@@ -158,15 +159,15 @@ void fmlp_prof_memory_at(struct fmlp_profiler *p, int device, const void *addr, 
     if (!p || !p->opt.profile_memory) return;
     int64_t t = fmlp_now_ns();
     pthread_mutex_lock(&p->lock);
-    pe_event *e = pe_add(&p->cur, PE_MEMORY, "[memory]");
+    pe_event *e = pe_add(&p->cur, PE_MEMORY, "[memory]", p->cur.pid, fmlp_thread_id());
     if (e) {
         e->t0 = e->t1 = t;
-        e->pid = p->cur.pid;
-        e->tid = fmlp_thread_id();
-        e->device = device < 0 ? -1 : device;
-        e->mem_addr = (int64_t)(intptr_t)addr;
-        e->mem_bytes = delta_bytes;
-        e->mem_total = total_bytes;
+        e->device = pe_device_of(device);
+        pe_more m = pe_more_none();
+        m.mem_addr = (int64_t)(intptr_t)addr;
+        m.mem_bytes = delta_bytes;
+        m.mem_total = total_bytes;
+        pe_set_more(&p->cur, e, &m);
         e->ext_id = innermost_id(p);
     }
     pthread_mutex_unlock(&p->lock);

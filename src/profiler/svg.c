@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/idx_sort.h"
 #include "profiler/tree.h"
 
 enum { LEFT = 190, TOP = 56, ROW = 18, LANE_GAP = 10, AXIS_H = 30, CHAR_W = 6 };
@@ -18,6 +19,7 @@ typedef struct {
     int device;
     int depth; /* rows used */
     double y;
+    uint32_t id; /* the set's lane */
 } lane;
 
 typedef struct {
@@ -44,7 +46,7 @@ static int lane_rank(const pe_set *s, const lane *l)
     return l->device >= 0 ? 2 : l->tid == s->main_tid ? 0 : 1;
 }
 
-/* The set qsort's comparators read (qsort takes no context): one per
+/* The set the lane comparator reads (qsort takes no context): one per
  * thread, so traces written or drawn on two threads at once do not race. */
 static _Thread_local const pe_set *g_set;
 
@@ -58,49 +60,77 @@ static int by_lane(const void *a, const void *b)
     return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
-static int by_lane_start(const void *a, const void *b)
+/* A lane's spans: by start, the longer first, then in set order. */
+static int by_lane_start(const void *ctx, uint32_t a, uint32_t b)
 {
-    const pe_event *x = &g_set->ev[*(const int *)a], *y = &g_set->ev[*(const int *)b];
+    const pe_event *x = &((const pe_set *)ctx)->ev[a], *y = &((const pe_set *)ctx)->ev[b];
     if (x->t0 != y->t0) return x->t0 < y->t0 ? -1 : 1;
     if (x->t1 != y->t1) return x->t1 > y->t1 ? -1 : 1;
-    return *(const int *)a - *(const int *)b;
+    return a < b ? -1 : a > b;
 }
 
-static int find_lane(const layout *L, const pe_event *e)
-{
-    for (int i = 0; i < L->n_lanes; i++)
-        if (L->lanes[i].pid == e->pid && L->lanes[i].tid == e->tid) return i;
-    return -1;
-}
-
-/* Depth of each span on its lane: how many spans on the lane enclose it. */
+/* Depth of each span on its lane: how many spans on the lane enclose it.
+ * The visible events are grouped by lane (a counting sort), then each
+ * lane's are ordered by start. */
 static bool assign_depths(layout *L)
 {
     const pe_set *s = L->s;
-    int *idx = malloc((s->n + 1) * sizeof *idx);
+    uint32_t *idx = malloc((s->n + 1) * sizeof *idx);
     int64_t *stack_end = malloc((s->n + 1) * sizeof *stack_end);
-    if (!idx || !stack_end) {
-        free(idx);
-        free(stack_end);
-        return false;
-    }
-    for (int li = 0; li < L->n_lanes; li++) {
-        int n = 0;
+    size_t *start = calloc((size_t)L->n_lanes + 2, sizeof *start);
+    bool ok = idx && stack_end && start;
+    if (ok) {
         for (size_t i = 0; i < s->n; i++)
-            if (L->ev_lane[i] == li) idx[n++] = (int)i;
-        g_set = s;
-        qsort(idx, n, sizeof *idx, by_lane_start);
+            if (L->ev_lane[i] >= 0) start[L->ev_lane[i] + 1]++;
+        for (int li = 0; li < L->n_lanes; li++) start[li + 1] += start[li];
+        for (size_t i = 0; i < s->n; i++)
+            if (L->ev_lane[i] >= 0) idx[start[L->ev_lane[i]]++] = (uint32_t)i;
+    }
+    /* start[li] is now the end of lane li's run. */
+    size_t a = 0;
+    for (int li = 0; ok && li < L->n_lanes; a = start[li++]) {
+        size_t n = start[li] - a;
+        ok = idx_sort(idx + a, n, by_lane_start, s);
         int depth = 0;
-        for (int k = 0; k < n; k++) {
-            const pe_event *e = &s->ev[idx[k]];
+        for (size_t k = 0; k < n && ok; k++) {
+            const pe_event *e = &s->ev[idx[a + k]];
             while (depth && stack_end[depth - 1] <= e->t0) depth--;
-            L->ev_depth[idx[k]] = depth;
+            L->ev_depth[idx[a + k]] = depth;
             stack_end[depth++] = e->t1;
             if (depth > L->lanes[li].depth) L->lanes[li].depth = depth;
         }
     }
     free(idx);
     free(stack_end);
+    free(start);
+    return ok;
+}
+
+/* The lanes drawn: those with a visible span, each with the device of its
+ * first one, in lane order (the stepping thread, other CPU threads, device
+ * streams). */
+static bool find_lanes(layout *L)
+{
+    const pe_set *s = L->s;
+    int32_t *of_lane = malloc((s->lanes.n + 1) * sizeof *of_lane);
+    L->lanes = calloc(s->lanes.n + 1, sizeof *L->lanes);
+    if (!of_lane || !L->lanes) {
+        free(of_lane);
+        return false;
+    }
+    memset(of_lane, 0xff, (s->lanes.n + 1) * sizeof *of_lane);
+    for (size_t i = 0; i < s->n; i++) {
+        const pe_event *e = &s->ev[i];
+        if (!visible(L, e) || of_lane[e->lane] >= 0) continue;
+        const pe_lane *ln = pe_lane_of(s, e);
+        of_lane[e->lane] = L->n_lanes;
+        L->lanes[L->n_lanes++] = (lane){ln->pid, ln->tid, e->device < 0 ? -1 : e->device, 0, 0, e->lane};
+    }
+    g_set = s;
+    qsort(L->lanes, (size_t)L->n_lanes, sizeof *L->lanes, by_lane);
+    for (int li = 0; li < L->n_lanes; li++) of_lane[L->lanes[li].id] = li;
+    for (size_t i = 0; i < s->n; i++) L->ev_lane[i] = visible(L, &s->ev[i]) ? of_lane[s->ev[i].lane] : -1;
+    free(of_lane);
     return true;
 }
 
@@ -121,19 +151,9 @@ static bool build_layout(layout *L, const pe_set *s, const pe_svg_options *o)
         if (L->t1 <= L->t0) L->t0 = 0, L->t1 = 1000;
     }
     L->plot_w = (o->width > 0 ? o->width : 1600) - LEFT - 20;
-    L->lanes = calloc(s->n + 1, sizeof *L->lanes);
     L->ev_lane = malloc((s->n + 1) * sizeof *L->ev_lane);
     L->ev_depth = calloc(s->n + 1, sizeof *L->ev_depth);
-    if (!L->lanes || !L->ev_lane || !L->ev_depth) return false;
-    for (size_t i = 0; i < s->n; i++) {
-        const pe_event *e = &s->ev[i];
-        if (!visible(L, e)) continue;
-        if (find_lane(L, e) < 0) L->lanes[L->n_lanes++] = (lane){e->pid, e->tid, e->device < 0 ? -1 : e->device, 0, 0};
-    }
-    g_set = s;
-    qsort(L->lanes, L->n_lanes, sizeof *L->lanes, by_lane);
-    for (size_t i = 0; i < s->n; i++) L->ev_lane[i] = visible(L, &s->ev[i]) ? find_lane(L, &s->ev[i]) : -1;
-    if (!assign_depths(L)) return false;
+    if (!L->ev_lane || !L->ev_depth || !find_lanes(L) || !assign_depths(L)) return false;
     double y = TOP;
     for (int i = 0; i < L->n_lanes; i++) {
         L->lanes[i].y = y;
@@ -259,17 +279,18 @@ static void put_flows(FILE *f, const layout *L)
     pe_calls cs;
     if (!pe_calls_build(s, &cs)) return;
     for (size_t i = 0; i < cs.n; i++) {
-        const pe_call *c = &cs.c[i];
-        if (c->device && c->launcher >= 0) put_arrow(f, L, cs.c[c->launcher].e, c->e);
-        if (c->kind != PE_KERNEL || c->device || c->lanes < 2) continue;
+        pe_call_view c = pe_call_get(&cs, i);
+        int launcher = cs.c[i].launcher, parent = cs.c[i].parent;
+        if (c.device && launcher >= 0) put_arrow(f, L, pe_call_event(&cs, (size_t)launcher), c.e);
+        if (c.kind != PE_KERNEL || c.device || c.lanes < 2) continue;
         const pe_event *home = NULL;
-        for (int k = 0; k < c->lanes && !home; k++) {
-            const pe_event *e = &s->ev[cs.lane_ev[c->lane0 + (size_t)k]];
-            if (e->tid == c->tid && e->pid == c->pid) home = e;
+        for (int k = 0; k < c.lanes && !home; k++) {
+            const pe_lane *l = pe_lane_of(s, &s->ev[c.rec[k]]);
+            if (l->tid == c.tid && l->pid == c.pid) home = &s->ev[c.rec[k]];
         }
-        if (!home) home = c->parent >= 0 ? cs.c[c->parent].e : c->e;
-        for (int k = 0; k < c->lanes; k++) {
-            const pe_event *e = &s->ev[cs.lane_ev[c->lane0 + (size_t)k]];
+        if (!home) home = parent >= 0 ? pe_call_event(&cs, (size_t)parent) : c.e;
+        for (int k = 0; k < c.lanes; k++) {
+            const pe_event *e = &s->ev[c.rec[k]];
             if (e != home) put_arrow(f, L, home, e);
         }
     }

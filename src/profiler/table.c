@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "profiler/analysis.h"
+#include "profiler/idmap.h"
 #include "profiler/prof.h"
 #include "profiler/tree.h"
 
@@ -27,6 +29,7 @@ typedef struct {
     bool device; /* a device kernel/memcpy/memset row */
     int64_t count;
     int64_t self_cpu, cpu_total, self_dev, dev_total, flops, bytes;
+    size_t first; /* first-seen rank: ties in the sort keep it */
 } row;
 
 enum { COL_W = 12, SPACING = 2, MAX_NAME_W = 55 };
@@ -101,30 +104,68 @@ static fmlp_status parse_sort(const char *s, bool has_dev, sort_key *out)
                      s);
 }
 
-/* Groups calls by key in first-seen order (a stable base for the sort). */
+/* Groups calls by key in first-seen order (a stable base for the sort).
+ * Keys are the set's interned names, one pointer per distinct string, or
+ * the "ProfilerStep*" literal, which an interned name may equal. */
 static row *group_rows(const pe_calls *cs, size_t *nrows)
 {
-    row *rows = calloc(cs->n + 1, sizeof *rows);
-    if (!rows) return NULL;
-    size_t n = 0;
-    for (size_t i = 0; i < cs->n; i++) {
-        const pe_call *c = &cs->c[i];
-        const char *key = pe_call_key(c);
-        size_t j = 0;
-        while (j < n && rows[j].key != key && strcmp(rows[j].key, key) != 0) j++;
-        if (j == n) rows[n++].key = key;
-        row *r = &rows[j];
-        r->device |= c->device;
-        r->count++;
-        r->self_cpu += c->self_cpu;
-        r->cpu_total += c->cpu_total;
-        r->self_dev += c->self_dev;
-        r->dev_total += c->dev_total;
-        r->flops += c->flops;
-        r->bytes += c->bytes;
+    size_t n = 0, cap = 64;
+    row *rows = fmlp_malloc(cap * sizeof *rows);
+    pe_idmap by_key;
+    if (!rows || !pe_idmap_init(&by_key, 0, 0, 0)) {
+        free(rows);
+        return NULL;
     }
+    int32_t step_row = -1;
+    for (size_t i = 0; i < cs->n; i++) {
+        pe_call_view c = pe_call_get(cs, i);
+        const char *key = pe_call_key(c.name);
+        int32_t j = pe_idmap_get(&by_key, (int64_t)(uintptr_t)key);
+        if (j < 0) {
+            bool step_key = strcmp(key, "ProfilerStep*") == 0;
+            j = step_key ? step_row : -1;
+            if (j < 0) {
+                if (n == cap) {
+                    row *nr = fmlp_realloc(rows, (cap *= 2) * sizeof *rows);
+                    if (!nr) goto oom;
+                    rows = nr;
+                }
+                j = (int32_t)n;
+                rows[n++] = (row){.key = key, .first = (size_t)j};
+                if (step_key) step_row = j;
+            }
+            if (!pe_idmap_put(&by_key, (int64_t)(uintptr_t)key, j)) goto oom;
+        }
+        row *r = &rows[j];
+        const pe_call *k = &cs->c[i];
+        r->device |= c.device;
+        r->count++;
+        r->self_cpu = pe_add_sat(r->self_cpu, k->self_cpu);
+        r->cpu_total = pe_add_sat(r->cpu_total, c.device ? 0 : c.t1 - c.t0);
+        r->self_dev = pe_add_sat(r->self_dev, k->self_dev);
+        r->dev_total = pe_add_sat(r->dev_total, k->dev_total);
+        r->flops = pe_add_sat(r->flops, c.flops);
+        r->bytes = pe_add_sat(r->bytes, c.bytes);
+    }
+    pe_idmap_free(&by_key);
     *nrows = n;
     return rows;
+oom:
+    pe_idmap_free(&by_key);
+    free(rows);
+    return NULL;
+}
+
+/* The table's order: descending by the sort key, ties in first-seen order
+ * (torch's sort is stable). */
+static _Thread_local sort_key g_key;
+
+static int by_sort_key(const void *a, const void *b)
+{
+    const row *x = a, *y = b;
+    double kx = key_of(x, g_key), ky = key_of(y, g_key);
+    if (kx != ky) return kx > ky ? -1 : 1;
+    return x->first < y->first ? -1 : x->first > y->first;
 }
 
 static void put_col(FILE *f, const char *text, int width)
@@ -274,16 +315,8 @@ char *prof_table(const pe_set *s, const fmlp_table_options *opt, bool with_flops
         *st = fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory building the profiler table");
         return NULL;
     }
-    /* A stable sort: equal keys keep first-seen order, as torch's does. */
-    for (size_t i = 1; i < nrows; i++) {
-        row r = rows[i];
-        size_t j = i;
-        while (j > 0 && key_of(&rows[j - 1], key) < key_of(&r, key)) {
-            rows[j] = rows[j - 1];
-            j--;
-        }
-        rows[j] = r;
-    }
+    g_key = key;
+    qsort(rows, nrows, sizeof *rows, by_sort_key);
     bool flops_cols = false;
     for (size_t i = 0; i < nrows; i++) flops_cols |= rows[i].flops > 0;
     write_table(f, rows, nrows, cs.has_device, with_flops && flops_cols, o.row_limit);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "profiler/idmap.h"
 #include "profiler/trace_handle.h"
 
 typedef struct {
@@ -47,32 +48,50 @@ static double g_kern(const diff_run *r) { return r->a->sum.kernel_us; }
 static double g_over(const diff_run *r) { return r->a->sum.overhead_us; }
 static double g_idle(const diff_run *r) { return r->a->sum.idle_us; }
 
-static void diff_kernels(FILE *f, const diff_run *r, int n)
+/* Kernel names are matched across traces by content: each is interned in
+ * one scratch table, and each trace maps those names to its kernels. */
+static bool diff_kernels(FILE *f, const diff_run *r, int n)
 {
-    fprintf(f, "\ntime per step by kernel name (avg per launch x launches / steps):\n");
-    for (int i = 0; i < n; i++)
-        for (int k = 0; k < r[i].a->n_kernels; k++) {
-            const char *name = r[i].a->kernels[k].name;
-            bool earlier = false;
-            for (int j = 0; j < i && !earlier; j++)
-                for (int q = 0; q < r[j].a->n_kernels && !earlier; q++)
-                    earlier = strcmp(r[j].a->kernels[q].name, name) == 0;
-            if (earlier) continue;
-            fprintf(f, "%-28.28s", name);
-            for (int j = 0; j < n; j++) {
-                char b[48] = "--";
-                for (int q = 0; q < r[j].a->n_kernels; q++) {
-                    const pe_kernel_stat *ks = &r[j].a->kernels[q];
-                    if (strcmp(ks->name, name) == 0)
-                        fmt_us(b, sizeof b, ks->dur_us * ks->calls / (r[j].a->n_steps ? r[j].a->n_steps : 1));
-                }
-                fprintf(f, "  %24s", b);
-            }
-            fputc('\n', f);
+    pe_set names;
+    pe_set_init(&names);
+    pe_idmap of[FMLP_TRACE_DIFF_MAX];
+    int made = 0;
+    bool ok = true;
+    for (; made < n && ok; made++) {
+        ok = pe_idmap_init(&of[made], 0, 0, 0);
+        for (int k = 0; ok && k < r[made].a->n_kernels; k++) {
+            const char *name = pe_intern(&names, r[made].a->kernels[k].name);
+            ok = name && pe_idmap_put(&of[made], (int64_t)(uintptr_t)name, k);
         }
+    }
+    if (ok) {
+        fprintf(f, "\ntime per step by kernel name (avg per launch x launches / steps):\n");
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < r[i].a->n_kernels; k++) {
+                const char *name = r[i].a->kernels[k].name;
+                int64_t key = (int64_t)(uintptr_t)pe_intern(&names, name);
+                bool earlier = false;
+                for (int j = 0; j < i && !earlier; j++) earlier = pe_idmap_get(&of[j], key) >= 0;
+                if (earlier) continue;
+                fprintf(f, "%-28.28s", name);
+                for (int j = 0; j < n; j++) {
+                    char b[48] = "--";
+                    int q = pe_idmap_get(&of[j], key);
+                    if (q >= 0) {
+                        const pe_kernel_stat *ks = &r[j].a->kernels[q];
+                        fmt_us(b, sizeof b, ks->dur_us * ks->calls / (r[j].a->n_steps ? r[j].a->n_steps : 1));
+                    }
+                    fprintf(f, "  %24s", b);
+                }
+                fputc('\n', f);
+            }
+    }
+    for (int i = 0; i < made; i++) pe_idmap_free(&of[i]);
+    pe_set_free(&names);
+    return ok;
 }
 
-static void diff_write(FILE *f, const diff_run *r, int n)
+static bool diff_write(FILE *f, const diff_run *r, int n)
 {
     fprintf(f, "%-28s", "");
     for (int i = 0; i < n; i++) {
@@ -88,7 +107,7 @@ static void diff_write(FILE *f, const diff_run *r, int n)
     fprintf(f, "%-28s", "verdict");
     for (int i = 0; i < n; i++) fprintf(f, "  %24s", pe_bound_name(r[i].a->sum.bound));
     fputc('\n', f);
-    diff_kernels(f, r, n);
+    return diff_kernels(f, r, n);
 }
 
 fmlp_status fmlp_trace_diff_string(fmlp_trace *const *traces, int n, char **out)
@@ -108,7 +127,10 @@ fmlp_status fmlp_trace_diff_string(fmlp_trace *const *traces, int n, char **out)
     size_t len = 0;
     FILE *f = open_memstream(out, &len);
     if (!f) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory comparing traces");
-    diff_write(f, r, n);
+    bool ok = diff_write(f, r, n);
     fclose(f);
-    return FMLP_OK;
+    if (ok) return FMLP_OK;
+    free(*out);
+    *out = NULL;
+    return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory comparing traces");
 }

@@ -67,18 +67,16 @@ fmlp_status fmlp_trace_get_info(const fmlp_trace *t, fmlp_trace_info *out)
     out->path = t->path;
     out->origin = t->s.origin;
     out->steps = t->n_steps;
-    /* Traces have tens of lanes and up to millions of events. */
-    int64_t lane_id[2 * FMLP_TRACE_MAX_LANES];
+    bool *seen = calloc(t->s.lanes.n + 1, sizeof *seen);
+    if (!seen) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory counting the lanes of %s", t->path);
     for (size_t i = 0; i < t->s.n; i++) {
         const pe_event *e = &t->s.ev[i];
         out->spans += pe_is_span(e);
-        bool seen = false;
-        for (int k = 0; k < out->lanes && !seen; k++) seen = lane_id[2 * k] == e->pid && lane_id[2 * k + 1] == e->tid;
-        if (seen || out->lanes == FMLP_TRACE_MAX_LANES) continue;
-        lane_id[2 * out->lanes] = e->pid;
-        lane_id[2 * out->lanes + 1] = e->tid;
-        out->lanes++;
+        if (seen[e->lane]) continue;
+        seen[e->lane] = true;
+        if (out->lanes < FMLP_TRACE_MAX_LANES) out->lanes++;
     }
+    free(seen);
     return FMLP_OK;
 }
 

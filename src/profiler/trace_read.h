@@ -1,7 +1,8 @@
 /* Why: `fmlp trace` works on files, not live runs: this reads a trace that
  * fmlp or torch.profiler wrote (Kineto JSON, the legacy autograd-profiler
  * array, either one gzip'd) back into the event model, so the same table,
- * analyses, diff and SVG apply to both. */
+ * analyses, diff and SVG apply to both. Real traces run to gigabytes: the
+ * file is streamed once, never held, within the limits of trace_limits.h. */
 #ifndef FMLP_PROFILER_TRACE_READ_H
 #define FMLP_PROFILER_TRACE_READ_H
 

@@ -8,7 +8,9 @@
 
 #include "core/error.h"
 #include "core/json.h"
+#include "core/idx_sort.h"
 #include "profiler/analysis.h"
+#include "profiler/idmap.h"
 #include "profiler/prof.h"
 #include "profiler/tree.h"
 
@@ -29,16 +31,12 @@ static void put_us(FILE *f, int64_t ns)
     fprintf(f, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000));
 }
 
-/* The set qsort's comparators read (qsort takes no context): one per
- * thread, so traces written or drawn on two threads at once do not race. */
-static _Thread_local const pe_set *g_set;
-
-static int by_time(const void *a, const void *b)
+static int by_time(const void *ctx, uint32_t a, uint32_t b)
 {
-    const pe_event *x = &g_set->ev[*(const size_t *)a], *y = &g_set->ev[*(const size_t *)b];
+    const pe_event *x = &((const pe_set *)ctx)->ev[a], *y = &((const pe_set *)ctx)->ev[b];
     if (x->t0 != y->t0) return x->t0 < y->t0 ? -1 : 1;
     if (x->t1 != y->t1) return x->t1 > y->t1 ? -1 : 1;
-    return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+    return a < b ? -1 : a > b;
 }
 
 static void put_dims(FILE *f, const char *shapes)
@@ -54,28 +52,31 @@ static void put_dims(FILE *f, const char *shapes)
     json_free(d);
 }
 
-static void put_common(FILE *f, const pe_event *e, bool first)
+static void put_common(FILE *f, const pe_set *s, const pe_event *e, bool first)
 {
     if (!first) fputs(",\n", f);
     fputs("{\"ph\":\"X\",\"cat\":", f);
     json_write_string(f, pe_kind_cat(e->kind));
     fputs(",\"name\":", f);
     json_write_string(f, e->name);
-    fprintf(f, ",\"pid\":%lld,\"tid\":%lld,\"ts\":", (long long)e->pid, (long long)e->tid);
+    const pe_lane *l = pe_lane_of(s, e);
+    fprintf(f, ",\"pid\":%lld,\"tid\":%lld,\"ts\":", (long long)l->pid, (long long)l->tid);
     put_us(f, e->t0);
     fputs(",\"dur\":", f);
     put_us(f, e->t1 - e->t0);
 }
 
-static void put_span(FILE *f, const pe_event *e, bool first)
+static void put_span(FILE *f, const pe_set *s, const pe_event *e, bool first)
 {
-    put_common(f, e, first);
+    const pe_more *m = pe_more_of(s, e);
+    int64_t tid = pe_lane_of(s, e)->tid;
+    put_common(f, s, e, first);
     fprintf(f, ",\"args\":{\"External id\":%lld", (long long)e->ext_id);
     switch (e->kind) {
     case PE_CPU_OP:
     case PE_USER:
     case PE_STEP:
-        if (e->shapes) put_dims(f, e->shapes);
+        if (m->shapes) put_dims(f, m->shapes);
         break;
     case PE_RUNTIME: fprintf(f, ",\"correlation\":%lld", (long long)e->corr); break;
     case PE_KERNEL:
@@ -87,31 +88,33 @@ static void put_span(FILE *f, const pe_event *e, bool first)
             fprintf(f,
                     ",\"queued\":0,\"context\":0,\"stream\":%lld,\"registers per thread\":%d,\"shared memory\":%d,"
                     "\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d]",
-                    (long long)e->tid, e->regs, e->smem, e->grid[0], e->grid[1], e->grid[2], e->block[0],
-                    e->block[1], e->block[2]);
+                    (long long)tid, m->regs, m->smem, m->grid[0], m->grid[1], m->grid[2], m->block[0], m->block[1],
+                    m->block[2]);
         fprintf(f, ",\"correlation\":%lld", (long long)e->corr);
         break;
     case PE_MEMCPY:
     case PE_MEMSET:
-        fprintf(f, ",\"device\":%d,\"context\":0,\"stream\":%lld,\"correlation\":%lld", e->device,
-                (long long)e->tid, (long long)e->corr);
+        fprintf(f, ",\"device\":%d,\"context\":0,\"stream\":%lld,\"correlation\":%lld", e->device, (long long)tid,
+                (long long)e->corr);
         break;
     case PE_MEMORY: break;
     }
-    if (e->flops) fprintf(f, ",\"flops\":%lld", (long long)e->flops);
-    if (e->bytes) fprintf(f, ",\"bytes\":%lld", (long long)e->bytes);
+    if (m->flops) fprintf(f, ",\"flops\":%lld", (long long)m->flops);
+    if (m->bytes) fprintf(f, ",\"bytes\":%lld", (long long)m->bytes);
     fputs("}}", f);
 }
 
-static void put_memory(FILE *f, const pe_event *e)
+static void put_memory(FILE *f, const pe_set *s, const pe_event *e)
 {
+    const pe_lane *l = pe_lane_of(s, e);
+    const pe_more *m = pe_more_of(s, e);
     fputs(",\n{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\",\"name\":\"[memory]\"", f);
-    fprintf(f, ",\"pid\":%lld,\"tid\":%lld,\"ts\":", (long long)e->pid, (long long)e->tid);
+    fprintf(f, ",\"pid\":%lld,\"tid\":%lld,\"ts\":", (long long)l->pid, (long long)l->tid);
     put_us(f, e->t0);
     fprintf(f,
             ",\"args\":{\"Total Reserved\":%lld,\"Total Allocated\":%lld,\"Bytes\":%lld,\"Addr\":%lld,"
             "\"Device Id\":%d,\"Device Type\":%d}}",
-            (long long)e->mem_total, (long long)e->mem_total, (long long)e->mem_bytes, (long long)e->mem_addr,
+            (long long)m->mem_total, (long long)m->mem_total, (long long)m->mem_bytes, (long long)m->mem_addr,
             e->device, e->device >= 0 ? 1 : 0);
 }
 
@@ -129,19 +132,20 @@ static void put_flows(FILE *f, const pe_set *s, const pe_calls *cs)
 {
     int64_t fan = FANOUT_ID_BASE;
     for (size_t i = 0; i < cs->n; i++) {
-        const pe_call *c = &cs->c[i];
-        if (c->device && c->launcher >= 0) {
-            const pe_call *rt = &cs->c[c->launcher];
-            put_flow(f, "ac2g", c->e->corr, rt->pid, rt->tid, rt->t0, false);
-            put_flow(f, "ac2g", c->e->corr, c->pid, c->tid, c->t0, true);
+        pe_call_view c = pe_call_get(cs, i);
+        if (c.device && cs->c[i].launcher >= 0) {
+            pe_call_view rt = pe_call_get(cs, (size_t)cs->c[i].launcher);
+            put_flow(f, "ac2g", c.e->corr, rt.pid, rt.tid, rt.t0, false);
+            put_flow(f, "ac2g", c.e->corr, c.pid, c.tid, c.t0, true);
         }
-        if (c->kind != PE_KERNEL || c->device || c->lanes < 2) continue;
-        for (int k = 0; k < c->lanes; k++) {
-            const pe_event *e = &s->ev[cs->lane_ev[c->lane0 + (size_t)k]];
-            if (e->tid == c->tid && e->pid == c->pid) continue;
+        if (c.kind != PE_KERNEL || c.device || c.lanes < 2) continue;
+        for (int k = 0; k < c.lanes; k++) {
+            const pe_event *e = &s->ev[c.rec[k]];
+            const pe_lane *l = pe_lane_of(s, e);
+            if (l->tid == c.tid && l->pid == c.pid) continue;
             fan++;
-            put_flow(f, "fmlp_fanout", fan, c->pid, c->tid, c->t0, false);
-            put_flow(f, "fmlp_fanout", fan, e->pid, e->tid, e->t0, true);
+            put_flow(f, "fmlp_fanout", fan, c.pid, c.tid, c.t0, false);
+            put_flow(f, "fmlp_fanout", fan, l->pid, l->tid, e->t0, true);
         }
     }
 }
@@ -167,36 +171,39 @@ static void put_lanes(FILE *f, const pe_set *s, int64_t t_first)
     put_meta(f, "process_name", s->pid, 0, t_first, "name", "fmlp", 0);
     put_meta(f, "process_labels", s->pid, 0, t_first, "labels", "CPU", 0);
     put_meta(f, "process_sort_index", s->pid, 0, t_first, "sort_index", NULL, 0);
-    int64_t *seen = malloc((s->n + 1) * 2 * sizeof *seen);
-    if (!seen) return;
-    size_t nseen = 0;
+    /* Lanes in the order their first events come; a device process is
+     * named with its first lane, unless a CPU lane had its pid. */
+    bool *seen = calloc(s->lanes.n + 1, sizeof *seen);
+    pe_idmap named;
+    if (!seen || !pe_idmap_init(&named, 0, 0, 0)) {
+        free(seen);
+        return;
+    }
     for (size_t i = 0; i < s->n; i++) {
         const pe_event *e = &s->ev[i];
-        bool dup = false;
-        for (size_t k = 0; k < nseen && !dup; k++) dup = seen[2 * k] == e->pid && seen[2 * k + 1] == e->tid;
-        if (dup) continue;
-        seen[2 * nseen] = e->pid;
-        seen[2 * nseen + 1] = e->tid;
-        nseen++;
+        if (seen[e->lane]) continue;
+        seen[e->lane] = true;
+        int64_t pid = pe_lane_of(s, e)->pid, tid = pe_lane_of(s, e)->tid;
+        bool pid_named = pe_idmap_get(&named, pid) >= 0;
+        if (!pe_idmap_put(&named, pid, 1)) break;
         if (e->device < 0) {
-            bool main = e->tid == s->main_tid;
-            snprintf(name, sizeof name, "thread %lld (%s)", (long long)e->tid, main ? "fmlp main" : "fmlp worker");
-            put_meta(f, "thread_name", e->pid, e->tid, t_first, "name", name, 0);
-            put_meta(f, "thread_sort_index", e->pid, e->tid, t_first, "sort_index", NULL, main ? 0 : e->tid);
+            bool main = tid == s->main_tid;
+            snprintf(name, sizeof name, "thread %lld (%s)", (long long)tid, main ? "fmlp main" : "fmlp worker");
+            put_meta(f, "thread_name", pid, tid, t_first, "name", name, 0);
+            put_meta(f, "thread_sort_index", pid, tid, t_first, "sort_index", NULL, main ? 0 : tid);
             continue;
         }
-        bool dev_named = false;
-        for (size_t k = 0; k + 1 < nseen && !dev_named; k++) dev_named = seen[2 * k] == e->pid;
-        if (!dev_named) {
+        if (!pid_named) {
             snprintf(name, sizeof name, "GPU %d", e->device);
-            put_meta(f, "process_name", e->pid, 0, t_first, "name", name, 0);
-            put_meta(f, "process_labels", e->pid, 0, t_first, "labels", name, 0);
-            put_meta(f, "process_sort_index", e->pid, 0, t_first, "sort_index", NULL, 0x1000000LL + e->device);
+            put_meta(f, "process_name", pid, 0, t_first, "name", name, 0);
+            put_meta(f, "process_labels", pid, 0, t_first, "labels", name, 0);
+            put_meta(f, "process_sort_index", pid, 0, t_first, "sort_index", NULL, 0x1000000LL + e->device);
         }
-        snprintf(name, sizeof name, "stream %lld", (long long)e->tid);
-        put_meta(f, "thread_name", e->pid, e->tid, t_first, "name", name, 0);
-        put_meta(f, "thread_sort_index", e->pid, e->tid, t_first, "sort_index", NULL, e->tid);
+        snprintf(name, sizeof name, "stream %lld", (long long)tid);
+        put_meta(f, "thread_name", pid, tid, t_first, "name", name, 0);
+        put_meta(f, "thread_sort_index", pid, tid, t_first, "sort_index", NULL, tid);
     }
+    pe_idmap_free(&named);
     free(seen);
 }
 
@@ -243,18 +250,22 @@ char *prof_trace_json(const pe_set *s, const fmlp_profiler_options *opt, size_t 
     *len = 0;
     FILE *f = open_memstream(&buf, len);
     if (!f) return NULL;
-    size_t *order = malloc((s->n + 1) * sizeof *order);
+    uint32_t *order = malloc((s->n + 1) * sizeof *order);
     pe_calls cs;
     bool have_calls = order && pe_calls_build(s, &cs);
+    if (have_calls) {
+        for (size_t i = 0; i < s->n; i++) order[i] = (uint32_t)i;
+        if (!idx_sort(order, s->n, by_time, s)) {
+            pe_calls_free(&cs);
+            have_calls = false;
+        }
+    }
     if (!have_calls) {
         free(order);
         fclose(f);
         free(buf);
         return NULL;
     }
-    for (size_t i = 0; i < s->n; i++) order[i] = i;
-    g_set = s;
-    qsort(order, s->n, sizeof *order, by_time);
     int64_t t_first = s->n ? s->ev[order[0]].t0 : 0;
 
     fputs("{\"schemaVersion\":1,\n", f);
@@ -276,12 +287,12 @@ char *prof_trace_json(const pe_set *s, const fmlp_profiler_options *opt, size_t 
     for (size_t k = 0; k < s->n; k++) {
         const pe_event *e = &s->ev[order[k]];
         if (e->kind == PE_MEMORY) continue;
-        put_span(f, e, first);
+        put_span(f, s, e, first);
         first = false;
     }
     if (first) fputs("{\"name\":\"Record Window Start\",\"ph\":\"i\",\"s\":\"g\",\"pid\":0,\"tid\":0,\"ts\":0}", f);
     for (size_t k = 0; k < s->n; k++)
-        if (s->ev[order[k]].kind == PE_MEMORY) put_memory(f, &s->ev[order[k]]);
+        if (s->ev[order[k]].kind == PE_MEMORY) put_memory(f, s, &s->ev[order[k]]);
     put_flows(f, s, &cs);
     put_lanes(f, s, t_first);
     fputs("\n]}\n", f);

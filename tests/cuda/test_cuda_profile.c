@@ -72,9 +72,11 @@ static void check_mode(fmlp_ctx *ctx, fmlp_mlp *m, fmlp_mode mode, int want, con
         tu_check(unpaired == 0 && early == 0, "%-8s every kernel has its launch on the CPU lane (%d unpaired), launched before it ran (%d not)",
                  fmlp_mode_name(mode), unpaired, early);
         for (size_t i = 0; i < set.n; i++)
-            if (set.ev[i].kind == PE_KERNEL && set.ev[i].device >= 0 && n_k-- == want * steps)
-                printf("  first kernel: %s (grid %d,%d,%d block %d regs %d smem %d)\n", set.ev[i].name, set.ev[i].grid[0],
-                       set.ev[i].grid[1], set.ev[i].grid[2], set.ev[i].block[0], set.ev[i].regs, set.ev[i].smem);
+            if (set.ev[i].kind == PE_KERNEL && set.ev[i].device >= 0 && n_k-- == want * steps) {
+                const pe_more *m = pe_more_of(&set, &set.ev[i]);
+                printf("  first kernel: %s (grid %d,%d,%d block %d regs %d smem %d)\n", set.ev[i].name, m->grid[0],
+                       m->grid[1], m->grid[2], m->block[0], m->regs, m->smem);
+            }
         free(corr);
     }
     pe_set_free(&set);
