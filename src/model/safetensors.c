@@ -5,19 +5,22 @@
  * fmlp_st_open() succeeds, every tensor lies inside the mapped file and has
  * exactly the bytes its shape says. The file is mapped read-only; tensors of
  * dtypes fmlp does not compute in (F64, I64, ...) are validated and listed
- * but refused when accessed. */
+ * but refused when accessed. The header (up to 100 MB) is checked as it is
+ * parsed, entry by entry, so a header that is not what it should be (an
+ * array, say) is refused at its first byte and what is stored never grows
+ * beyond what the header, and so the file, holds. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/file_in.h"
 #include "core/json.h"
+#include "core/json_pull.h"
 #include "model/safetensors.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -43,7 +46,7 @@ typedef struct {
     const char *name;
     int kind; /* index into k_dtypes */
     int rank;
-    int64_t shape[FMLP_ST_MAX_RANK];
+    size_t dim0;         /* its dims: dims[dim0 .. dim0 + rank) */
     uint64_t begin, end; /* relative to the data section */
 } st_entry;
 
@@ -57,6 +60,7 @@ struct fmlp_st_file {
     st_entry *entries; /* header order */
     int *by_name;      /* entry indices sorted by name */
     char *names;       /* storage of every name */
+    int64_t *dims;     /* every entry's shape */
 };
 
 #define FIX_CORRUPT "the file is corrupt or not safetensors; re-export it (safetensors.torch.save_file or fmlp_st_write)"
@@ -89,69 +93,140 @@ void fmlp_st_close(fmlp_st_file *f)
     free(f->entries);
     free(f->by_name);
     free(f->names);
+    free(f->dims);
     free(f);
 }
 
-static int dtype_kind(const char *tag)
+static int dtype_kind(const char *tag, size_t len)
 {
+    len = strnlen(tag, len); /* a tag is a C string: it ends at a NUL */
     for (int i = 0; i < N_DTYPES; i++)
-        if (strcmp(tag, k_dtypes[i].tag) == 0) return i;
+        if (strlen(k_dtypes[i].tag) == len && memcmp(tag, k_dtypes[i].tag, len) == 0) return i;
     return -1;
 }
 
-/* A non-negative integer literal that fits int64. */
-static bool get_count(const json_value *v, int64_t *out) { return json_int(v, out) && *out >= 0; }
-
-static fmlp_status parse_entry(fmlp_st_file *f, const json_value *m, st_entry *e)
+/* The JSON type a value starting with token t has, for messages. */
+static const char *token_type(jp_token t)
 {
-    const char *name = m->key;
-    if (m->type != JSON_OBJECT)
-        return st_fail(FMLP_ERR_FORMAT, f->path, name, FIX_CORRUPT, "entry is a JSON %s, not an object",
-                       json_type_name(m->type));
+    switch (t) {
+    case JP_OBJECT: return "object";
+    case JP_ARRAY: return "array";
+    case JP_STRING: return "string";
+    case JP_NUMBER: return "number";
+    case JP_TRUE:
+    case JP_FALSE: return "bool";
+    default: return "null";
+    }
+}
 
-    const json_value *dt = json_get(m, "dtype"), *shape = json_get(m, "shape"), *offs = json_get(m, "data_offsets");
-    if (!dt || !shape || !offs)
+/* What one entry's members said, as they streamed by (the first of a
+ * repeated member counts). JP_END marks a member that was absent. */
+typedef struct {
+    jp_token dtype_t, shape_t, offs_t;
+    int kind;
+    char dtype[40];
+    uint64_t rank, n_offs;
+    int bad_dim;     /* first dimension that is not a non-negative integer, -1 none */
+    bool bad_offset; /* an offset that is not one */
+    int64_t shape[FMLP_ST_MAX_RANK], offs[2];
+} st_raw;
+
+/* A non-negative integer literal that fits int64, the current token t. */
+static bool get_count(const jp_parser *p, jp_token t, int64_t *out)
+{
+    if (t != JP_NUMBER || !p->is_int || p->i64 < 0) return false;
+    *out = p->i64;
+    return true;
+}
+
+/* The elements of the array whose first token was t: each one's count in
+ * v (up to `cap` of them) or its index in *bad; *n gets how many. */
+static bool read_counts(jp_parser *p, jp_token t, int64_t *v, size_t cap, uint64_t *n, int *bad)
+{
+    *n = 0;
+    if (t != JP_ARRAY) return jp_leave(p, t);
+    for (jp_token c; (c = jp_next(p)) != JP_ARRAY_END; (*n)++) {
+        if (c == JP_ERROR) return false;
+        int64_t x;
+        if (*n < cap && get_count(p, c, &x))
+            v[*n] = x;
+        else if (*n < cap && *bad < 0)
+            *bad = (int)*n;
+        if (!jp_leave(p, c)) return false;
+    }
+    return true;
+}
+
+static bool read_raw(jp_parser *p, st_raw *r)
+{
+    memset(r, 0, sizeof *r);
+    r->dtype_t = r->shape_t = r->offs_t = JP_END;
+    r->kind = r->bad_dim = -1;
+    int bad_off = -1;
+    jp_token t;
+    while ((t = jp_next(p)) == JP_KEY) {
+        jp_token *which = jp_str_is(p, "dtype") ? &r->dtype_t : jp_str_is(p, "shape") ? &r->shape_t
+                        : jp_str_is(p, "data_offsets") ? &r->offs_t : NULL;
+        if (!which || *which != JP_END) {
+            if (!jp_skip(p)) return false;
+            continue;
+        }
+        jp_token v = *which = jp_next(p);
+        bool ok;
+        if (which == &r->dtype_t) {
+            if (v == JP_STRING) {
+                r->kind = dtype_kind(p->str, p->len);
+                snprintf(r->dtype, sizeof r->dtype, "%.*s", (int)(p->len < 32 ? p->len : 32), p->str);
+            }
+            ok = jp_leave(p, v);
+        } else if (which == &r->shape_t) {
+            ok = read_counts(p, v, r->shape, FMLP_ST_MAX_RANK, &r->rank, &r->bad_dim);
+        } else {
+            ok = read_counts(p, v, r->offs, 2, &r->n_offs, &bad_off);
+            r->bad_offset = bad_off >= 0;
+        }
+        if (!ok) return false;
+    }
+    return t == JP_OBJECT_END;
+}
+
+/* Checks an entry as parse order gives it: members, dtype, shape, sizes,
+ * offsets against the data section. */
+static fmlp_status check_entry(fmlp_st_file *f, const char *name, const st_raw *r, st_entry *e)
+{
+    if (r->dtype_t == JP_END || r->shape_t == JP_END || r->offs_t == JP_END)
         return st_fail(FMLP_ERR_FORMAT, f->path, name, FIX_CORRUPT, "entry lacks \"%s\" (each tensor needs dtype, shape and data_offsets)",
-                       !dt ? "dtype" : !shape ? "shape" : "data_offsets");
-    if (!json_str(dt))
-        return st_fail(FMLP_ERR_FORMAT, f->path, name, FIX_CORRUPT, "dtype is a JSON %s, not a string",
-                       json_type_name(dt->type));
-    e->kind = dtype_kind(json_str(dt));
-    if (e->kind < 0)
-        return st_fail(FMLP_ERR_FORMAT, f->path, name, FIX_CORRUPT, "unknown dtype \"%.32s\"", json_str(dt));
-
-    if (shape->type != JSON_ARRAY)
-        return st_fail(FMLP_ERR_FORMAT, f->path, name, FIX_CORRUPT, "shape is a JSON %s, not an array",
-                       json_type_name(shape->type));
-    if (json_len(shape) > FMLP_ST_MAX_RANK)
-        return st_fail(FMLP_ERR_FORMAT, f->path, name, FIX_CORRUPT, "shape has %zu dimensions (at most %d are read)",
-                       json_len(shape), FMLP_ST_MAX_RANK);
-    e->rank = (int)json_len(shape);
+                       r->dtype_t == JP_END ? "dtype" : r->shape_t == JP_END ? "shape" : "data_offsets");
+    if (r->dtype_t != JP_STRING)
+        return st_fail(FMLP_ERR_FORMAT, f->path, name, FIX_CORRUPT, "dtype is a JSON %s, not a string", token_type(r->dtype_t));
+    e->kind = r->kind;
+    if (e->kind < 0) return st_fail(FMLP_ERR_FORMAT, f->path, name, FIX_CORRUPT, "unknown dtype \"%s\"", r->dtype);
+    if (r->shape_t != JP_ARRAY)
+        return st_fail(FMLP_ERR_FORMAT, f->path, name, FIX_CORRUPT, "shape is a JSON %s, not an array", token_type(r->shape_t));
+    if (r->rank > FMLP_ST_MAX_RANK)
+        return st_fail(FMLP_ERR_FORMAT, f->path, name, FIX_CORRUPT, "shape has %llu dimensions (at most %d are read)",
+                       (unsigned long long)r->rank, FMLP_ST_MAX_RANK);
+    e->rank = (int)r->rank;
     /* The product of the non-zero dims must fit, so every partial product
      * (rows of a flattened view) fits too. */
     int64_t nonzero = 1, numel = 1;
     for (int d = 0; d < e->rank; d++) {
-        int64_t v;
-        if (!get_count(json_at(shape, (size_t)d), &v))
-            return st_fail(FMLP_ERR_FORMAT, f->path, name, FIX_CORRUPT,
-                           "shape dimension %d is not a non-negative integer", d);
-        e->shape[d] = v;
+        if (d == r->bad_dim)
+            return st_fail(FMLP_ERR_FORMAT, f->path, name, FIX_CORRUPT, "shape dimension %d is not a non-negative integer", d);
+        int64_t v = r->shape[d];
         if (v == 0) {
             numel = 0;
         } else {
             if (nonzero > INT64_MAX / v)
-                return st_fail(FMLP_ERR_FORMAT, f->path, name, FIX_CORRUPT,
-                               "shape has more elements than fit in 64 bits");
+                return st_fail(FMLP_ERR_FORMAT, f->path, name, FIX_CORRUPT, "shape has more elements than fit in 64 bits");
             nonzero *= v;
         }
     }
     if (numel) numel = nonzero;
-
-    int64_t b, en;
-    if (offs->type != JSON_ARRAY || json_len(offs) != 2 || !get_count(json_at(offs, 0), &b) ||
-        !get_count(json_at(offs, 1), &en))
+    if (r->offs_t != JP_ARRAY || r->n_offs != 2 || r->bad_offset)
         return st_fail(FMLP_ERR_FORMAT, f->path, name, FIX_CORRUPT,
                        "data_offsets must be an array of two non-negative integers [begin, end]");
+    int64_t b = r->offs[0], en = r->offs[1];
     e->begin = (uint64_t)b;
     e->end = (uint64_t)en;
     if (e->end < e->begin)
@@ -178,16 +253,22 @@ static fmlp_status parse_entry(fmlp_st_file *f, const json_value *m, st_entry *e
     return FMLP_OK;
 }
 
-static fmlp_status check_metadata(const fmlp_st_file *f, const json_value *m)
+/* __metadata__ (its first token t): an object of strings. */
+static fmlp_status check_metadata(fmlp_st_file *f, jp_parser *p, jp_token t)
 {
-    if (m->type != JSON_OBJECT)
-        return st_fail(FMLP_ERR_FORMAT, f->path, NULL, FIX_CORRUPT, "__metadata__ is a JSON %s, not an object",
-                       json_type_name(m->type));
-    for (size_t i = 0; i < json_len(m); i++)
-        if (json_at(m, i)->type != JSON_STRING)
-            return st_fail(FMLP_ERR_FORMAT, f->path, NULL, FIX_CORRUPT, "__metadata__ value \"%.80s\" is not a string",
-                           json_at(m, i)->key);
-    return FMLP_OK;
+    if (t != JP_OBJECT)
+        return jp_leave(p, t) ? st_fail(FMLP_ERR_FORMAT, f->path, NULL, FIX_CORRUPT, "__metadata__ is a JSON %s, not an object",
+                                        token_type(t))
+                              : FMLP_ERR_FORMAT;
+    while ((t = jp_next(p)) == JP_KEY) {
+        char key[81];
+        snprintf(key, sizeof key, "%.*s", (int)(p->len < 80 ? p->len : 80), p->str);
+        jp_token v = jp_next(p);
+        if (v != JP_STRING && v != JP_ERROR)
+            return st_fail(FMLP_ERR_FORMAT, f->path, NULL, FIX_CORRUPT, "__metadata__ value \"%s\" is not a string", key);
+        if (v == JP_ERROR) return FMLP_ERR_FORMAT;
+    }
+    return t == JP_OBJECT_END ? FMLP_OK : FMLP_ERR_FORMAT;
 }
 
 /* Sorting goes through (entry, index) pairs so the comparators need no
@@ -246,78 +327,105 @@ static fmlp_status check_layout(fmlp_st_file *f)
     return st;
 }
 
-/* Validates the parsed header and fills f->entries. */
-static fmlp_status load_header(fmlp_st_file *f, const json_value *root)
+/* The parser's failure inside the header, as the header's problem. */
+static fmlp_status json_failed(const fmlp_st_file *f, const jp_parser *p)
 {
-    if (root->type != JSON_OBJECT)
-        return st_fail(FMLP_ERR_FORMAT, f->path, NULL, FIX_CORRUPT, "header is a JSON %s, not an object",
-                       json_type_name(root->type));
-    size_t n = 0, name_bytes = 0;
-    for (size_t i = 0; i < json_len(root); i++) {
-        const json_value *m = json_at(root, i);
-        if (strlen(m->key) != m->key_len)
-            return st_fail(FMLP_ERR_FORMAT, f->path, m->key, FIX_CORRUPT, "name contains a NUL character");
-        if (strcmp(m->key, "__metadata__") == 0) continue;
-        n++;
-        name_bytes += m->key_len + 1;
-    }
-    if (n > INT32_MAX / 2)
-        return st_fail(FMLP_ERR_FORMAT, f->path, NULL, FIX_CORRUPT, "header lists %zu tensors", n);
-    f->entries = calloc(n ? n : 1, sizeof(st_entry));
-    f->names = malloc(name_bytes ? name_bytes : 1);
-    if (!f->entries || !f->names)
-        return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory reading the header of '%.300s'", f->path);
+    if (p->err == JP_ERR_OOM) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory parsing the header of '%.300s'", f->path);
+    return st_fail(FMLP_ERR_FORMAT, f->path, NULL, FIX_CORRUPT, "header is not valid JSON: %s at file byte %llu", p->msg,
+                   (unsigned long long)p->err_offset + 8);
+}
 
-    char *np = f->names;
+/* Room for one more entry, its name and its dims. */
+typedef struct {
+    size_t entries, names, names_len, dims, dims_len;
+} st_room;
+
+static bool grow(void **v, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap) return true;
+    size_t c = *cap ? *cap : 16;
+    while (c < need) c *= 2;
+    void *nv = realloc(*v, c * size);
+    if (!nv) return false;
+    *v = nv;
+    *cap = c;
+    return true;
+}
+
+/* The header's members in order, each entry checked as its object ends.
+ * Storage grows with what the header holds, never with what it claims, and
+ * the header itself is bounded by the file. Names are kept as offsets into
+ * f->names until the end, as that storage moves while it grows. */
+static fmlp_status read_entries(fmlp_st_file *f, jp_parser *p)
+{
+    jp_token t = jp_next(p);
+    if (t == JP_ERROR) return json_failed(f, p);
+    if (t != JP_OBJECT)
+        return st_fail(FMLP_ERR_FORMAT, f->path, NULL, FIX_CORRUPT, "header is a JSON %s, not an object", token_type(t));
+    st_room room = {0};
     bool seen_meta = false;
-    for (size_t i = 0; i < json_len(root); i++) {
-        const json_value *m = json_at(root, i);
-        fmlp_status st;
-        if (strcmp(m->key, "__metadata__") == 0) {
-            if (seen_meta)
-                return st_fail(FMLP_ERR_FORMAT, f->path, NULL, FIX_CORRUPT, "__metadata__ appears twice");
+    while ((t = jp_next(p)) == JP_KEY) {
+        if (memchr(p->str, 0, p->len))
+            return st_fail(FMLP_ERR_FORMAT, f->path, p->str, FIX_CORRUPT, "name contains a NUL character");
+        if (jp_str_is(p, "__metadata__")) {
+            if (seen_meta) return st_fail(FMLP_ERR_FORMAT, f->path, NULL, FIX_CORRUPT, "__metadata__ appears twice");
             seen_meta = true;
-            st = check_metadata(f, m);
-        } else {
-            st_entry *e = &f->entries[f->n++];
-            memcpy(np, m->key, m->key_len + 1);
-            e->name = np;
-            np += m->key_len + 1;
-            st = parse_entry(f, m, e);
+            fmlp_status st = check_metadata(f, p, jp_next(p));
+            if (st != FMLP_OK) return p->err != JP_ERR_NONE ? json_failed(f, p) : st;
+            continue;
         }
+        if (f->n >= INT32_MAX / 2)
+            return st_fail(FMLP_ERR_FORMAT, f->path, NULL, FIX_CORRUPT, "header lists more than %d tensors", INT32_MAX / 2);
+        if (!grow((void **)&f->entries, &room.entries, (size_t)f->n + 1, sizeof *f->entries) ||
+            !grow((void **)&f->names, &room.names, room.names_len + p->len + 1, 1) ||
+            !grow((void **)&f->dims, &room.dims, room.dims_len + FMLP_ST_MAX_RANK, sizeof *f->dims))
+            return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory reading the header of '%.300s'", f->path);
+        st_entry *e = &f->entries[f->n];
+        char *name = f->names + room.names_len;
+        memcpy(name, p->str, p->len);
+        name[p->len] = 0;
+        e->name = (const char *)(uintptr_t)room.names_len;
+        room.names_len += p->len + 1;
+        t = jp_next(p);
+        if (t == JP_ERROR) return json_failed(f, p);
+        if (t != JP_OBJECT)
+            return st_fail(FMLP_ERR_FORMAT, f->path, name, FIX_CORRUPT, "entry is a JSON %s, not an object", token_type(t));
+        st_raw r;
+        if (!read_raw(p, &r)) return json_failed(f, p);
+        fmlp_status st = check_entry(f, name, &r, e);
         if (st != FMLP_OK) return st;
+        e->dim0 = room.dims_len;
+        memcpy(f->dims + room.dims_len, r.shape, (size_t)e->rank * sizeof *f->dims);
+        room.dims_len += (size_t)e->rank;
+        f->n++;
     }
+    if (t != JP_OBJECT_END || jp_next(p) != JP_END) return json_failed(f, p);
+    for (int i = 0; i < f->n; i++) f->entries[i].name = f->names + (uintptr_t)f->entries[i].name;
     return check_layout(f);
 }
 
 /* Maps the file and checks the 8-byte length against its size. */
 static fmlp_status map_file(fmlp_st_file *f, uint64_t *header_len)
 {
-    /* Non-blocking so a FIFO given as the path is refused, not waited on. */
-    int fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        return st_fail(FMLP_ERR_IO, f->path, NULL, "check the path and its permissions", "cannot open: %s",
-                       strerror(errno));
-    struct stat sb;
-    int e = fstat(fd, &sb) != 0 ? errno : 0;
-    if (e || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        return st_fail(FMLP_ERR_IO, f->path, NULL, "pass the path of a .safetensors file", "%s",
-                       e ? strerror(e) : "not a regular file");
-    }
-    if (sb.st_size < 8) {
+    int fd;
+    uint64_t size;
+    char why[160];
+    if (!file_in_open(f->path, &fd, &size, why, sizeof why))
+        return st_fail(FMLP_ERR_IO, f->path, NULL, "pass the path of a .safetensors file and check its permissions",
+                       "cannot open: %s", why);
+    if (size < 8) {
         close(fd);
         return st_fail(FMLP_ERR_FORMAT, f->path, NULL, FIX_CORRUPT,
-                       "the file is %lld bytes, shorter than the 8-byte header length that starts every safetensors file",
-                       (long long)sb.st_size);
+                       "the file is %llu bytes, shorter than the 8-byte header length that starts every safetensors file",
+                       (unsigned long long)size);
     }
-    if ((uint64_t)sb.st_size > SIZE_MAX) {
+    if (size > SIZE_MAX) {
         close(fd);
         return st_fail(FMLP_ERR_UNSUPPORTED, f->path, NULL, NULL, "the file is too large to map on this system");
     }
-    f->map_size = (size_t)sb.st_size;
+    f->map_size = (size_t)size;
     void *map = mmap(NULL, f->map_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    e = errno;
+    int e = errno;
     close(fd);
     if (map == MAP_FAILED)
         return st_fail(FMLP_ERR_IO, f->path, NULL, "check free address space and the file system", "cannot map: %s",
@@ -358,16 +466,10 @@ fmlp_status fmlp_st_open(const char *path, fmlp_st_file **out)
     uint64_t header_len = 0;
     fmlp_status st = map_file(f, &header_len);
     if (st == FMLP_OK) {
-        json_error err;
-        json_doc *doc = json_parse((const char *)f->map + 8, (size_t)header_len, &err);
-        if (!doc && err.oom)
-            st = fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory parsing the header of '%.300s'", path);
-        else if (!doc)
-            st = st_fail(FMLP_ERR_FORMAT, path, NULL, FIX_CORRUPT, "header is not valid JSON: %s at file byte %zu",
-                         err.msg, err.offset + 8);
-        else
-            st = load_header(f, json_doc_root(doc));
-        json_free(doc);
+        jp_parser p;
+        jp_init_mem(&p, f->map + 8, (size_t)header_len, (size_t)header_len, JSON_MAX_DEPTH);
+        st = read_entries(f, &p);
+        jp_free(&p);
     }
     if (st != FMLP_OK) {
         fmlp_st_close(f);
@@ -417,12 +519,13 @@ static fmlp_status find_entry(const fmlp_st_file *f, const char *name, const st_
                        "convert it before saving, e.g. tensor.to(torch.float32)",
                        "dtype %s is not one fmlp computes in (F32, BF16, F16)", k_dtypes[e->kind].tag);
     int64_t r = 1, c = 1;
-    if (e->rank >= 1) c = e->shape[e->rank - 1];
+    const int64_t *shape = f->dims + e->dim0;
+    if (e->rank >= 1) c = shape[e->rank - 1];
     if (e->rank == 1) {
         r = c;
         c = 1;
     }
-    for (int d = 0; d + 1 < e->rank; d++) r *= e->shape[d];
+    for (int d = 0; d + 1 < e->rank; d++) r *= shape[d];
     *out = e;
     *rows = r;
     *cols = c;
@@ -461,7 +564,7 @@ fmlp_status fmlp_st_shape(const fmlp_st_file *f, const char *name, int *rank, in
     if (!e)
         return st_fail(FMLP_ERR_INVALID_ARGUMENT, fmlp_st_path(f), name ? name : "(null)", NULL, "no such tensor");
     *rank = e->rank;
-    memcpy(shape, e->shape, (size_t)e->rank * sizeof(int64_t));
+    memcpy(shape, f->dims + e->dim0, (size_t)e->rank * sizeof(int64_t));
     return FMLP_OK;
 }
 
@@ -476,7 +579,7 @@ fmlp_status fmlp_st_read(const fmlp_st_file *f, const char *name, fmlp_dtype dty
         return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_st_read: dtype %d is not an fmlp_dtype", (int)dtype);
     if (r != rows || c != cols) {
         char shape[160];
-        fmlp_st_format_shape(e->rank, e->shape, shape, sizeof shape);
+        fmlp_st_format_shape(e->rank, f->dims + e->dim0, shape, sizeof shape);
         return st_fail(FMLP_ERR_SHAPE, f->path, name, "pass the tensor's own rows and cols",
                        "shape %s reads as %lld x %lld, but %lld x %lld was asked for", shape, (long long)r,
                        (long long)c, (long long)rows, (long long)cols);
