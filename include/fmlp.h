@@ -360,7 +360,9 @@ fmlp_status fmlp_profiler_summary(fmlp_profiler *prof, fmlp_profile_summary *out
  * and cached (FMLP_CEILINGS_FILE, or ~/.cache/fmlp/ceilings.json). A context
  * reads the cache at its first fmlp_ceilings_get and keeps what it found
  * (fmlp_ceilings_measure on it replaces that); its profilers' verdicts use
- * the context's numbers. A cache written later is seen by new contexts. */
+ * the context's numbers. A cache written later is seen by new contexts. A
+ * cache path that is not a regular file (a FIFO, a directory) is never
+ * opened: the calls fail with FMLP_ERR_IO. */
 typedef struct {
     double gemm_gflops_f32, gemm_gflops_bf16; /* CPU */
     double mem_gbps;                          /* CPU */

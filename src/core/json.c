@@ -505,6 +505,12 @@ json_doc *json_parse(const char *text, size_t len, json_error *err)
     ps.err = err;
     ps.start = ps.p = (const unsigned char *)(text ? text : "");
     ps.end = ps.start + (text ? len : 0);
+    if (text && len > JSON_MAX_TEXT) {
+        snprintf(err->msg, sizeof err->msg, "a document of %zu bytes, more than the %zu this parser takes", len,
+                 JSON_MAX_TEXT);
+        err->line = err->col = 1;
+        return NULL;
+    }
     ps.doc = calloc(1, sizeof(json_doc));
     if (!ps.doc) {
         fail_oom(&ps);

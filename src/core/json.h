@@ -1,8 +1,9 @@
-/* Why: safetensors headers, Chrome/Kineto trace files (tens of MB, nested
- * "args") and the CPU-ceilings cache are all JSON, and some of them come from
- * files we did not write. This is one strict, bounds-checked DOM parser for
- * all of them (RFC 8259, UTF-8 only), plus the few writer helpers that emit
- * JSON strings and numbers correctly escaped and locale-independent.
+/* Why: the ceilings cache, shape strings and the tests' checks of written
+ * traces are small JSON documents best handled as a tree. This is one
+ * strict, bounds-checked DOM parser for them (RFC 8259, UTF-8 only), plus
+ * the few writer helpers that emit JSON strings and numbers correctly
+ * escaped and locale-independent. Large or untrusted files (traces,
+ * safetensors headers) are read with json_pull.h instead.
  *
  * Parsing never crashes and never reads past `len`: any input either gives a
  * tree or a message with the byte offset, line and column of the problem.
@@ -21,9 +22,9 @@
  *
  * Every node, key and string lives in the document and is freed by the one
  * json_free() call; a trace-like document takes about six times its text
- * size in memory and parses at roughly 100 MB/s. All accessors are NULL-safe: asking a NULL or wrongly
- * typed value for a member gives NULL / 0 / the default, so lookup chains
- * need no checks in between. */
+ * size in memory, hence JSON_MAX_TEXT. All accessors are NULL-safe: asking
+ * a NULL or wrongly typed value for a member gives NULL / 0 / the default,
+ * so lookup chains need no checks in between. */
 #ifndef FMLP_CORE_JSON_H
 #define FMLP_CORE_JSON_H
 
@@ -34,6 +35,9 @@
 
 /* Containers nested deeper than this are rejected (stack safety). */
 #define JSON_MAX_DEPTH 256
+/* Documents longer than this are rejected: a tree costs several times its
+ * text, so large or untrusted files go through json_pull.h instead. */
+#define JSON_MAX_TEXT ((size_t)64 << 20)
 
 typedef enum { JSON_NULL = 0, JSON_BOOL, JSON_NUMBER, JSON_STRING, JSON_ARRAY, JSON_OBJECT } json_type;
 

@@ -7,13 +7,16 @@
  * and holds the answer, so a profiler closing window after window reads
  * no file. It sits below the profiler as a client of the public API. */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/file_in.h"
 #include "core/internal.h"
 #include "core/json.h"
 #include "fmlp.h"
@@ -175,11 +178,27 @@ static fmlp_status gpu_rates(fmlp_ctx *ctx, fmlp_ceilings *c)
     return s;
 }
 
+/* The cache is a small file of ours: anything else at its path (a FIFO, a
+ * device, a directory) is refused rather than opened, which could block. */
+#define CACHE_MAX_BYTES 65536
+#define CACHE_FIX "point FMLP_CEILINGS_FILE at a regular file (or remove what is there)"
+
 static fmlp_status save(const char *path, const fmlp_ceilings *c, int threads)
 {
     mkdirs_for(path);
-    FILE *f = fopen(path, "w");
-    if (!f) return fmlp_fail(FMLP_ERR_IO, "cannot write the ceilings cache \"%s\" (%s); set FMLP_CEILINGS_FILE to a writable path", path, strerror(errno));
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC, 0644);
+    struct stat sb;
+    if (fd >= 0 && (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))) {
+        close(fd);
+        return fmlp_fail(FMLP_ERR_IO, "the ceilings cache \"%s\" is not a regular file; %s", path, CACHE_FIX);
+    }
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        int e = errno;
+        if (fd >= 0) close(fd);
+        return fmlp_fail(FMLP_ERR_IO, "cannot write the ceilings cache \"%s\" (%s); set FMLP_CEILINGS_FILE to a writable path", path,
+                         strerror(e));
+    }
     fprintf(f, "{\"version\":1,\"threads\":%d,\"cpu\":{\"gemm_gflops_f32\":", threads);
     json_write_number(f, c->gemm_gflops_f32);
     fputs(",\"gemm_gflops_bf16\":", f);
@@ -198,17 +217,21 @@ static fmlp_status save(const char *path, const fmlp_ceilings *c, int threads)
     return ok ? FMLP_OK : fmlp_fail(FMLP_ERR_IO, "writing the ceilings cache \"%s\" failed", path);
 }
 
-/* true when the cache exists, parses and was measured with `threads`
- * (-1: any). */
-static bool load(const char *path, int threads, fmlp_ceilings *c)
+/* *found: the cache exists, parses and was measured with `threads` (-1:
+ * any); a missing or stale cache is no error, but a path that is not a
+ * small regular file is. */
+static fmlp_status load(const char *path, int threads, fmlp_ceilings *c, bool *found)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return false;
-    char buf[4096];
-    size_t n = fread(buf, 1, sizeof buf, f);
-    fclose(f);
+    *found = false;
+    struct stat sb;
+    if (stat(path, &sb) != 0) return FMLP_OK;
+    char *buf, why[160];
+    size_t n;
+    if (!file_in_read(path, CACHE_MAX_BYTES, &buf, &n, why, sizeof why))
+        return fmlp_fail(FMLP_ERR_IO, "the ceilings cache \"%s\" %s; %s", path, why, CACHE_FIX);
     json_doc *d = json_parse(buf, n, NULL);
-    if (!d) return false;
+    free(buf);
+    if (!d) return FMLP_OK;
     const json_value *r = json_doc_root(d), *cpu = json_get(r, "cpu"), *gpu = json_get(r, "gpu");
     bool ok = json_get_int(r, "version", 0) == 1 && (threads < 0 || json_get_int(r, "threads", -1) == threads) && cpu;
     if (ok) {
@@ -222,7 +245,8 @@ static bool load(const char *path, int threads, fmlp_ceilings *c)
         ok = c->measured;
     }
     json_free(d);
-    return ok;
+    *found = ok;
+    return FMLP_OK;
 }
 
 /* Both processors are measured whichever context asks: `fmlp info` holds a
@@ -275,7 +299,14 @@ fmlp_status fmlp_ceilings_get(fmlp_ctx *ctx, bool measure_if_missing, fmlp_ceili
         cache_path(path, sizeof path);
         /* CPU numbers depend on the thread count; a GPU context uses the GPU's. */
         int threads = fmlp_ctx_device(ctx) == FMLP_DEVICE_CPU ? fmlp_ctx_threads(ctx) : -1;
-        if (!load(path, threads, &ctx->ceilings)) memset(&ctx->ceilings, 0, sizeof ctx->ceilings);
+        bool found;
+        fmlp_status s = load(path, threads, &ctx->ceilings, &found);
+        if (s != FMLP_OK) {
+            pthread_mutex_unlock(&ctx->machine_lock);
+            memset(out, 0, sizeof *out);
+            return s;
+        }
+        if (!found) memset(&ctx->ceilings, 0, sizeof ctx->ceilings);
         ctx->ceilings_loaded = true;
     }
     *out = ctx->ceilings;
