@@ -2,12 +2,14 @@
  * the cache: values read back as written, a cache measured with another
  * thread count or damaged is treated as missing (never trusted, never a
  * crash), nothing is measured unless asked, a context keeps what it read
- * (a cache rewritten later reaches new contexts, not old ones), and a
- * finished window carries the context's ceilings into its analyses.
+ * (a cache rewritten later reaches new contexts, not old ones), a
+ * finished window carries the context's ceilings into its analyses, and a
+ * path that is a FIFO, a directory or too large is refused, not read.
  * Measuring itself is timing, left to `fmlp info --ceilings`. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "profiler/prof.h"
 #include "test_util.h"
@@ -101,6 +103,35 @@ int main(void)
         write_file(path, damaged[i]);
         tu_check(fresh_get(&c) && !c.measured, "damaged cache %zu is treated as missing", i);
     }
+    /* What is not a small regular file is refused, never opened: a FIFO
+     * would block the first reader forever. */
+    char fifo[512];
+    snprintf(fifo, sizeof fifo, "%s/ceilings_fifo", tu_tmpdir());
+    remove(fifo);
+    if (mkfifo(fifo, 0600) == 0) {
+        setenv("FMLP_CEILINGS_FILE", fifo, 1);
+        fmlp_ctx *fc = three_thread_ctx();
+        if (tu_expect_fail(fmlp_ceilings_get(fc, false, &c), FMLP_ERR_IO, "a FIFO as the cache"))
+            tu_check(strstr(fmlp_last_error(), "FIFO") && strstr(fmlp_last_error(), "FMLP_CEILINGS_FILE"),
+                     "  the message names it and the variable: %s", fmlp_last_error());
+        fmlp_ctx_destroy(fc);
+        remove(fifo);
+    }
+    setenv("FMLP_CEILINGS_FILE", tu_tmpdir(), 1);
+    fmlp_ctx *dc = three_thread_ctx();
+    tu_expect_fail(fmlp_ceilings_get(dc, false, &c), FMLP_ERR_IO, "a directory as the cache");
+    fmlp_ctx_destroy(dc);
+    char *big = calloc(70000, 1);
+    memset(big, ' ', 69999);
+    setenv("FMLP_CEILINGS_FILE", path, 1);
+    write_file(path, big);
+    free(big);
+    dc = three_thread_ctx();
+    if (tu_expect_fail(fmlp_ceilings_get(dc, false, &c), FMLP_ERR_IO, "a 70 KB cache"))
+        tu_check(strstr(fmlp_last_error(), "65536") != NULL, "  refused by its 64 KiB bound: %s", fmlp_last_error());
+    fmlp_ctx_destroy(dc);
+    remove(path);
+
     tu_expect_fail(fmlp_ceilings_get(NULL, false, &c), FMLP_ERR_INVALID_ARGUMENT, "NULL ctx");
     tu_expect_fail(fmlp_ceilings_measure(ctx, NULL), FMLP_ERR_INVALID_ARGUMENT, "NULL out");
     fmlp_ctx_destroy(ctx);

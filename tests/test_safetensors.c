@@ -288,6 +288,69 @@ static void test_corrupt_headers(void)
     fmlp_st_close(f);
 }
 
+typedef struct {
+    fmlp_status st;
+    int count;
+    char msg[512];
+} open_outcome;
+
+static void open_st(void *path, void *out)
+{
+    open_outcome *o = out;
+    fmlp_st_file *f = NULL;
+    o->st = fmlp_st_open(path, &f);
+    o->count = fmlp_st_count(f);
+    snprintf(o->msg, sizeof o->msg, "%s", fmlp_last_error());
+    fmlp_st_close(f);
+}
+
+/* A file of the 8-byte length, then `n` copies of `unit` between head and
+ * tail as its header, written without holding it. */
+static const char *write_big_header(const char *name, const char *head, const char *unit, size_t n, const char *tail)
+{
+    const char *path = tmp_path(name);
+    uint64_t len = strlen(head) + strlen(unit) * n + strlen(tail);
+    FILE *f = fopen(path, "wb");
+    for (int i = 0; i < 8; i++) fputc((int)((len >> (8 * i)) & 0xff), f);
+    fputs(head, f);
+    for (size_t i = 0; i < n; i++) fputs(unit, f);
+    fputs(tail, f);
+    fclose(f);
+    return path;
+}
+
+/* Headers as large as the format allows are checked as they are read: one
+ * that is not an object is refused at its first byte, and what a header of
+ * many tensors makes the reader hold grows with what it holds. */
+static void test_large_headers(void)
+{
+    const char *path = write_big_header("zeros", "[0", ",0", 10000000, "]");
+    open_outcome o;
+    long grew;
+    bool ran = tu_run_in_child(open_st, (void *)path, &o, sizeof o, &grew);
+    tu_check(ran && o.st == FMLP_ERR_FORMAT && strstr(o.msg, "array, not an object") && grew < 8 * 1024,
+             "a 20 MB header of [0,0,...] is refused at its first byte, holding %ld KB (< 8 MB): %s", grew, o.msg);
+    remove(path);
+    /* 100k empty tensors: 5.5 MB of header. */
+    FILE *f = fopen(tmp_path("many"), "wb");
+    const char *unit = "\"t%07d\":{\"dtype\":\"F32\",\"shape\":[0,4],\"data_offsets\":[0,0]}";
+    size_t per = strlen(unit) - 4 + 7 + 1, n = 100000;
+    uint64_t len = 2 + per * n - 1;
+    for (int i = 0; i < 8; i++) fputc((int)((len >> (8 * i)) & 0xff), f);
+    fputc('{', f);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, unit, (int)i);
+        if (i + 1 < n) fputc(',', f);
+    }
+    fputc('}', f);
+    fclose(f);
+    ran = tu_run_in_child(open_st, (void *)tmp_path("many"), &o, sizeof o, &grew);
+    tu_check(ran && o.st == FMLP_OK && o.count == 100000 && grew < (long)(4 * len / 1024),
+             "a header of 100000 empty tensors (%.1f MB) opens, holding %ld KB (< 4x the header): %s", (double)len / 1e6,
+             grew, o.st == FMLP_OK ? "ok" : o.msg);
+    remove(tmp_path("many"));
+}
+
 static void test_corrupt_files(void)
 {
     expect_open_fail(write_bytes("zero", "", 0), FMLP_ERR_FORMAT, "shorter than the 8-byte", NULL, "empty file");
@@ -434,6 +497,7 @@ int main(void)
     test_unsupported_and_unaligned();
     test_corrupt_headers();
     test_corrupt_files();
+    test_large_headers();
     test_mutations();
     test_write_errors();
     return tu_finish();

@@ -8,8 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/dtype.h"
 
@@ -167,4 +170,42 @@ const char *tu_tmpdir(void)
         if (mkdir(dir, 0755) != 0 && errno != EEXIST) snprintf(dir, sizeof dir, "/tmp");
     }
     return dir;
+}
+
+static long rss_kb(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    long pages = 0, resident = 0;
+    if (f) {
+        if (fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+        fclose(f);
+    }
+    return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+bool tu_run_in_child(void (*fn)(void *arg, void *out), void *arg, void *out, size_t out_len, long *grew_kb)
+{
+    int fd[2];
+    *grew_kb = -1;
+    if (pipe(fd) != 0) return false;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        long before = rss_kb();
+        fn(arg, out);
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        long grew = ru.ru_maxrss - before;
+        bool ok = write(fd[1], &grew, sizeof grew) == (ssize_t)sizeof grew &&
+                  write(fd[1], out, out_len) == (ssize_t)out_len;
+        _exit(ok ? 0 : 1);
+    }
+    close(fd[1]);
+    bool ok = pid > 0 && read(fd[0], grew_kb, sizeof *grew_kb) == (ssize_t)sizeof *grew_kb &&
+              read(fd[0], out, out_len) == (ssize_t)out_len;
+    close(fd[0]);
+    int status = 0;
+    if (pid > 0) waitpid(pid, &status, 0);
+    return ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }

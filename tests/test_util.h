@@ -73,4 +73,9 @@ char *tu_read_file(const char *path, size_t *len);
 /* A scratch directory for files (created on demand). */
 const char *tu_tmpdir(void);
 
+/* Runs fn(arg, out) in a child process and copies its `out_len` bytes of
+ * out back; *grew_kb gets how much the child's peak resident size grew
+ * while fn ran (what fn held at its peak). false if the child failed. */
+bool tu_run_in_child(void (*fn)(void *arg, void *out), void *arg, void *out, size_t out_len, long *grew_kb);
+
 #endif

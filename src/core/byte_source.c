@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/file_in.h"
 
 #ifdef FMLP_HAVE_ZLIB
@@ -55,7 +56,7 @@ byte_source *bs_open(const char *path, uint64_t max_bytes, bs_error *err, char *
     uint64_t size;
     *err = BS_ERR_OPEN;
     if (!file_in_open(path, &fd, &size, why, why_len)) return NULL;
-    byte_source *s = calloc(1, sizeof *s);
+    byte_source *s = fmlp_calloc(1, sizeof *s);
     if (!s) {
         close(fd);
         *err = BS_ERR_OOM;
@@ -87,7 +88,7 @@ byte_source *bs_open(const char *path, uint64_t max_bytes, bs_error *err, char *
         return s;
     }
 #ifdef FMLP_HAVE_ZLIB
-    s->in = malloc(IN_CHUNK);
+    s->in = fmlp_malloc(IN_CHUNK);
     if (!s->in || inflateInit2(&s->z, 15 + 16) != Z_OK) {
         *err = BS_ERR_OOM;
         snprintf(why, why_len, "out of memory starting to inflate");

@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/alloc.h"
+
 #define WINDOW ((size_t)1 << 20)
 /* Enough for any escape (a surrogate pair is 12 bytes) or UTF-8 sequence. */
 #define LOOKAHEAD 12
@@ -107,7 +109,7 @@ static ptrdiff_t slide(jp_parser *p, const unsigned char *keep)
     memmove(p->own, keep, live);
     p->buf_off += drop;
     if (live == p->cap) {
-        unsigned char *nb = realloc(p->own, p->cap * 2);
+        unsigned char *nb = fmlp_realloc(p->own, p->cap * 2);
         if (!nb) {
             p->buf = p->own;
             p->p = p->own + at;
@@ -331,7 +333,7 @@ static bool unescape(jp_parser *p, const unsigned char *a, const unsigned char *
 {
     size_t need = (size_t)(b - a) + 1;
     if (need > p->scap) {
-        char *s = realloc(p->sbuf, need);
+        char *s = fmlp_realloc(p->sbuf, need);
         if (!s) return fail_kind(p, JP_ERR_OOM, a, "out of memory while parsing"), false;
         p->sbuf = s;
         p->scap = need;
@@ -560,7 +562,7 @@ static bool read_number(jp_parser *p, bool convert)
     /* Only a decimal exponent this large can overflow a double. */
     if (!convert && (int64_t)(int_end - digits) + ex < 300) return true;
     size_t n = (size_t)(q - s);
-    char small[64], *tmp = n < sizeof small ? small : malloc(n + 1);
+    char small[64], *tmp = n < sizeof small ? small : fmlp_malloc(n + 1);
     if (!tmp) return fail_kind(p, JP_ERR_OOM, s, "out of memory while parsing"), false;
     memcpy(tmp, s, n);
     tmp[n] = 0;
@@ -709,7 +711,7 @@ static bool init(jp_parser *p, size_t max_string, int max_depth)
 {
     p->max_string = max_string < 64 ? 64 : max_string;
     p->max_depth = max_depth < 1 ? 1 : max_depth;
-    p->stack = malloc((size_t)p->max_depth);
+    p->stack = fmlp_malloc((size_t)p->max_depth);
     if (!p->stack) {
         p->err = JP_ERR_OOM;
         snprintf(p->msg, sizeof p->msg, "out of memory while parsing");
@@ -740,7 +742,7 @@ bool jp_init_reader(jp_parser *p, jp_read_fn read, void *ctx, size_t max_string,
     p->read = read;
     p->ctx = ctx;
     p->cap = WINDOW;
-    p->own = malloc(p->cap);
+    p->own = fmlp_malloc(p->cap);
     if (!p->own || !init(p, max_string, max_depth)) {
         free(p->own);
         p->own = NULL;

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+
 _Static_assert(sizeof(pe_event) == 48, "pe_event is meant to stay 48 bytes: traces hold millions");
 
 void pe_set_init(pe_set *s)
@@ -73,7 +75,7 @@ static uint64_t mix(uint64_t h)
 static bool strings_grow(pe_strings *t)
 {
     size_t cap = t->cap ? t->cap * 2 : 256;
-    char **slot = calloc(cap, sizeof *slot);
+    char **slot = fmlp_calloc(cap, sizeof *slot);
     if (!slot) return false;
     for (size_t i = 0; i < t->cap; i++) {
         if (!t->slot[i]) continue;
@@ -105,7 +107,7 @@ static const char *intern(pe_set *s, const char *str, size_t len)
     }
     size_t j = string_slot(t, str, len, hash_bytes(str, len));
     if (!t->slot[j]) {
-        char *copy = malloc(len + 1);
+        char *copy = fmlp_malloc(len + 1);
         if (!copy) {
             s->oom = true;
             return NULL;
@@ -146,7 +148,7 @@ const char *pe_intern_n(pe_set *s, const char *str, size_t len)
 static bool index_grow(uint32_t **slot, size_t *slots, size_t n, uint64_t (*hash)(const void *, size_t), const void *v)
 {
     size_t cap = *slots ? *slots * 2 : 64;
-    uint32_t *ns = calloc(cap, sizeof *ns);
+    uint32_t *ns = fmlp_calloc(cap, sizeof *ns);
     if (!ns) return false;
     for (size_t i = 0; i < n; i++) {
         size_t j = hash(v, i) & (cap - 1);
@@ -163,7 +165,7 @@ static bool grow_array(void **v, size_t *cap, size_t n, size_t size)
 {
     if (n < *cap) return true;
     size_t c = *cap ? *cap * 2 : 64;
-    void *nv = realloc(*v, c * size);
+    void *nv = fmlp_realloc(*v, c * size);
     if (!nv) return false;
     *v = nv;
     *cap = c;
@@ -249,7 +251,7 @@ pe_event *pe_add(pe_set *s, pe_kind kind, const char *name, int64_t pid, int64_t
 {
     if (s->n == s->cap) {
         size_t cap = s->cap ? s->cap * 2 : 1024;
-        pe_event *ev = realloc(s->ev, cap * sizeof *ev);
+        pe_event *ev = fmlp_realloc(s->ev, cap * sizeof *ev);
         if (!ev) {
             s->oom = true;
             return NULL;

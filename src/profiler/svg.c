@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/idx_sort.h"
 #include "profiler/tree.h"
 
@@ -75,9 +76,9 @@ static int by_lane_start(const void *ctx, uint32_t a, uint32_t b)
 static bool assign_depths(layout *L)
 {
     const pe_set *s = L->s;
-    uint32_t *idx = malloc((s->n + 1) * sizeof *idx);
-    int64_t *stack_end = malloc((s->n + 1) * sizeof *stack_end);
-    size_t *start = calloc((size_t)L->n_lanes + 2, sizeof *start);
+    uint32_t *idx = fmlp_malloc((s->n + 1) * sizeof *idx);
+    int64_t *stack_end = fmlp_malloc((s->n + 1) * sizeof *stack_end);
+    size_t *start = fmlp_calloc((size_t)L->n_lanes + 2, sizeof *start);
     bool ok = idx && stack_end && start;
     if (ok) {
         for (size_t i = 0; i < s->n; i++)
@@ -112,8 +113,8 @@ static bool assign_depths(layout *L)
 static bool find_lanes(layout *L)
 {
     const pe_set *s = L->s;
-    int32_t *of_lane = malloc((s->lanes.n + 1) * sizeof *of_lane);
-    L->lanes = calloc(s->lanes.n + 1, sizeof *L->lanes);
+    int32_t *of_lane = fmlp_malloc((s->lanes.n + 1) * sizeof *of_lane);
+    L->lanes = fmlp_calloc(s->lanes.n + 1, sizeof *L->lanes);
     if (!of_lane || !L->lanes) {
         free(of_lane);
         return false;
@@ -151,8 +152,8 @@ static bool build_layout(layout *L, const pe_set *s, const pe_svg_options *o)
         if (L->t1 <= L->t0) L->t0 = 0, L->t1 = 1000;
     }
     L->plot_w = (o->width > 0 ? o->width : 1600) - LEFT - 20;
-    L->ev_lane = malloc((s->n + 1) * sizeof *L->ev_lane);
-    L->ev_depth = calloc(s->n + 1, sizeof *L->ev_depth);
+    L->ev_lane = fmlp_malloc((s->n + 1) * sizeof *L->ev_lane);
+    L->ev_depth = fmlp_calloc(s->n + 1, sizeof *L->ev_depth);
     if (!L->ev_lane || !L->ev_depth || !find_lanes(L) || !assign_depths(L)) return false;
     double y = TOP;
     for (int i = 0; i < L->n_lanes; i++) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "profiler/trace_handle.h"
 #include "profiler/trace_read.h"
@@ -16,7 +17,7 @@ static fmlp_status new_trace(const void *src, fmlp_trace **out, const char *what
     if (!out) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "%s: out is NULL; pass the address of an fmlp_trace *", what);
     *out = NULL;
     if (!src) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "%s: the input is NULL", what);
-    *t = calloc(1, sizeof **t);
+    *t = fmlp_calloc(1, sizeof **t);
     if (!*t) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory opening a trace");
     pthread_mutex_init(&(*t)->lock, NULL);
     return FMLP_OK;
@@ -67,7 +68,7 @@ fmlp_status fmlp_trace_get_info(const fmlp_trace *t, fmlp_trace_info *out)
     out->path = t->path;
     out->origin = t->s.origin;
     out->steps = t->n_steps;
-    bool *seen = calloc(t->s.lanes.n + 1, sizeof *seen);
+    bool *seen = fmlp_calloc(t->s.lanes.n + 1, sizeof *seen);
     if (!seen) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory counting the lanes of %s", t->path);
     for (size_t i = 0; i < t->s.n; i++) {
         const pe_event *e = &t->s.ev[i];

@@ -577,8 +577,10 @@ static fmlp_status read_with(jp_parser *p, const byte_source *src, const char *w
 static fmlp_status limits_for(const char *what, pe_trace_limits *lim)
 {
     fmlp_status st = pe_trace_limits_get(lim);
-    if (st != FMLP_OK) return fmlp_fail(st, "cannot read %s: %s", what, fmlp_last_error());
-    return FMLP_OK;
+    if (st == FMLP_OK) return FMLP_OK;
+    char why[512];
+    snprintf(why, sizeof why, "%s", fmlp_last_error());
+    return fmlp_fail(st, "cannot read %s: %s", what, why);
 }
 
 fmlp_status pe_parse_trace(const char *text, size_t len, const char *what, pe_set *s)

@@ -6,9 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
-#include "core/json.h"
 #include "core/idx_sort.h"
+#include "core/json.h"
 #include "profiler/analysis.h"
 #include "profiler/idmap.h"
 #include "profiler/prof.h"
@@ -173,7 +174,7 @@ static void put_lanes(FILE *f, const pe_set *s, int64_t t_first)
     put_meta(f, "process_sort_index", s->pid, 0, t_first, "sort_index", NULL, 0);
     /* Lanes in the order their first events come; a device process is
      * named with its first lane, unless a CPU lane had its pid. */
-    bool *seen = calloc(s->lanes.n + 1, sizeof *seen);
+    bool *seen = fmlp_calloc(s->lanes.n + 1, sizeof *seen);
     pe_idmap named;
     if (!seen || !pe_idmap_init(&named, 0, 0, 0)) {
         free(seen);
@@ -250,7 +251,7 @@ char *prof_trace_json(const pe_set *s, const fmlp_profiler_options *opt, size_t 
     *len = 0;
     FILE *f = open_memstream(&buf, len);
     if (!f) return NULL;
-    uint32_t *order = malloc((s->n + 1) * sizeof *order);
+    uint32_t *order = fmlp_malloc((s->n + 1) * sizeof *order);
     pe_calls cs;
     bool have_calls = order && pe_calls_build(s, &cs);
     if (have_calls) {

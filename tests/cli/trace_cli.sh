@@ -4,7 +4,8 @@
 # tutorial's names; `fmlp trace summarize` reads them (and a real
 # torch.profiler trace, and a gzip'd one); `fmlp trace diff` tells the
 # 5 -> 4 -> 2 kernel story; `fmlp trace render` draws a standalone SVG; bad
-# arguments exit 2 with a one-line error and the usage.
+# arguments exit 2 with a one-line error and the usage; FIFOs, directories,
+# truncated .gz files and traces past a limit exit 1 saying what they are.
 set -u
 FMLP=${1:?usage: trace_cli.sh PATH_TO_FMLP}
 TMP=${FMLP_TEST_TMP:-/tmp}/cli-trace
@@ -58,6 +59,24 @@ if command -v gzip >/dev/null; then
     gzip -c "$E" >"$TMP/eager.json.gz"
     check "summarize a .json.gz trace" status_is 0 "$FMLP" trace summarize "$TMP/eager.json.gz" --sort-by count --row-limit 3
 fi
+
+# Files that used to hang or exhaust the reader are refused with a message.
+if mkfifo "$TMP/fifo.json" 2>/dev/null; then
+    check "a FIFO as the trace: exit 1, not a hang" status_is 1 timeout 20 "$FMLP" trace summarize "$TMP/fifo.json"
+    check "  the message says it is not a regular file" grep -q "FIFO (named pipe), not a regular file" "$TMP/err"
+    check "FMLP_CEILINGS_FILE naming a FIFO does not block fmlp mlp" \
+        status_is 0 env FMLP_CEILINGS_FILE="$TMP/fifo.json" timeout 60 "$FMLP" mlp --mode fused --batch 1 --seq 8 --budget 0.02
+fi
+check "a directory as the trace: exit 1" status_is 1 "$FMLP" trace summarize "$TMP"
+check "  the message says so" grep -q "is a directory, not a regular file" "$TMP/err"
+if [ -s "$TMP/eager.json.gz" ]; then
+    head -c $(($(wc -c <"$TMP/eager.json.gz") / 2)) "$TMP/eager.json.gz" >"$TMP/cut.json.gz"
+    check "a truncated .json.gz: exit 1" status_is 1 "$FMLP" trace summarize "$TMP/cut.json.gz"
+    check "  reported as a truncated gzip stream, not a bad path" \
+        bash -c "grep -q 'truncated gzip stream' '$TMP/err' && ! grep -q 'check the path' '$TMP/err'"
+fi
+check "a trace past FMLP_TRACE_MAX_EVENTS: exit 1" status_is 1 env FMLP_TRACE_MAX_EVENTS=10 "$FMLP" trace summarize "$E"
+check "  the message names the limit" grep -q "the limit is FMLP_TRACE_MAX_EVENTS (now 10" "$TMP/err"
 
 check "no subcommand: exit 2" status_is 2 "$FMLP" trace
 check "  one-line error and usage" bash -c "head -1 '$TMP/err' | grep -q '^fmlp trace: ' && grep -q usage '$TMP/err'"
