@@ -1,6 +1,6 @@
 /* Why: json_pull reads the traces and safetensors headers that json_parse
  * used to read, so it must accept exactly what json_parse accepts and give
- * the same values, however its input is cut into chunks: documents are
+ * the same values, however its input is cut into jc_chunks: documents are
  * parsed both ways (from memory and through readers handing out 1, 2, 3, 7
  * and 4096 bytes at a time) and their values compared as canonical text.
  * Random documents, random corruptions of them and random numbers cover
@@ -11,139 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/json.h"
-#include "core/json_pull.h"
+#include "json_canon.h"
 #include "test_util.h"
-
-/* ------------------------------------------------------------ canon text */
-
-typedef struct {
-    char *s;
-    size_t n, cap;
-} buf;
-
-static void put(buf *b, const char *s, size_t n)
-{
-    if (b->n + n + 1 > b->cap) {
-        b->cap = (b->n + n + 1) * 2;
-        b->s = realloc(b->s, b->cap);
-    }
-    memcpy(b->s + b->n, s, n);
-    b->n += n;
-    b->s[b->n] = 0;
-}
-
-static void put_str(buf *b, const char *s, size_t n)
-{
-    put(b, "\"", 1);
-    for (size_t i = 0; i < n; i++) {
-        char h[4];
-        snprintf(h, sizeof h, "%02x", (unsigned char)s[i]);
-        put(b, h, 2);
-    }
-    put(b, "\"", 1);
-}
-
-static void put_num(buf *b, double v, bool is_int, int64_t i)
-{
-    char t[80];
-    int n = is_int ? snprintf(t, sizeof t, "%a/%lld", v, (long long)i) : snprintf(t, sizeof t, "%a", v);
-    put(b, t, (size_t)n);
-}
-
-static void canon_dom(buf *b, const json_value *v)
-{
-    switch (v->type) {
-    case JSON_NULL: put(b, "n", 1); break;
-    case JSON_BOOL: put(b, v->boolean ? "t" : "f", 1); break;
-    case JSON_NUMBER: put_num(b, v->u.num.number, v->is_int, v->u.num.integer); break;
-    case JSON_STRING: put_str(b, v->u.str, v->len); break;
-    case JSON_ARRAY:
-    case JSON_OBJECT:
-        put(b, v->type == JSON_ARRAY ? "[" : "{", 1);
-        for (size_t i = 0; i < v->len; i++) {
-            const json_value *c = &v->u.items[i];
-            if (v->type == JSON_OBJECT) {
-                put_str(b, c->key, c->key_len);
-                put(b, ":", 1);
-            }
-            canon_dom(b, c);
-            put(b, ",", 1);
-        }
-        put(b, v->type == JSON_ARRAY ? "]" : "}", 1);
-        break;
-    }
-}
-
-/* The same text from tokens; `skip_every` > 0 skips every so-many member
- * values (they then read as "s"), to run jp_skip over all kinds of values. */
-static bool canon_pull(buf *b, jp_parser *p, int skip_every)
-{
-    int members = 0;
-    for (;;) {
-        jp_token t = jp_next(p);
-        switch (t) {
-        case JP_ERROR: return false;
-        case JP_END: return true;
-        case JP_NULL: put(b, "n,", 2); break;
-        case JP_TRUE: put(b, "t,", 2); break;
-        case JP_FALSE: put(b, "f,", 2); break;
-        case JP_NUMBER:
-            put_num(b, p->num, p->is_int, p->i64);
-            put(b, ",", 1);
-            break;
-        case JP_STRING:
-            put_str(b, p->str, p->len);
-            put(b, ",", 1);
-            break;
-        case JP_KEY:
-            put_str(b, p->str, p->len);
-            put(b, ":", 1);
-            if (skip_every && ++members % skip_every == 0) {
-                if (!jp_skip(p)) return false;
-                put(b, "s,", 2);
-            }
-            break;
-        case JP_ARRAY: put(b, "[", 1); break;
-        case JP_OBJECT: put(b, "{", 1); break;
-        case JP_ARRAY_END: put(b, "],", 2); break;
-        case JP_OBJECT_END: put(b, "},", 2); break;
-        }
-    }
-}
-
-/* The DOM's canon text as canon_pull writes it: a ',' after every value. */
-static void canon_dom_pull_style(buf *b, const json_value *v)
-{
-    canon_dom(b, v);
-    put(b, ",", 1);
-}
-
-/* ---------------------------------------------------------- chunk reader */
-
-typedef struct {
-    const unsigned char *s;
-    size_t len, at, chunk;
-} chunks;
-
-static ptrdiff_t read_chunk(void *ctx, unsigned char *dst, size_t cap, char *why, size_t why_len)
-{
-    (void)why;
-    (void)why_len;
-    chunks *c = ctx;
-    size_t n = c->len - c->at;
-    if (n > c->chunk) n = c->chunk;
-    if (n > cap) n = cap;
-    memcpy(dst, c->s + c->at, n);
-    c->at += n;
-    return (ptrdiff_t)n;
-}
 
 static const size_t k_chunks[] = {0, 1, 2, 3, 7, 4096}; /* 0: from memory */
 
 typedef struct {
     bool ok;
-    buf text;
+    jc_buf text;
     char msg[200];
     uint64_t offset, line, col;
 } outcome;
@@ -152,12 +27,12 @@ static outcome run(const char *doc, size_t len, size_t chunk, int skip_every)
 {
     outcome o = {0};
     jp_parser p;
-    chunks c = {(const unsigned char *)doc, len, 0, chunk};
+    jc_chunks c = {(const unsigned char *)doc, len, 0, chunk};
     if (chunk)
-        jp_init_reader(&p, read_chunk, &c, 1 << 20, JSON_MAX_DEPTH);
+        jp_init_reader(&p, jc_read_chunk, &c, 1 << 20, JSON_MAX_DEPTH);
     else
         jp_init_mem(&p, doc, len, 1 << 20, JSON_MAX_DEPTH);
-    o.ok = canon_pull(&o.text, &p, skip_every);
+    o.ok = jc_canon_pull(&o.text, &p, skip_every);
     snprintf(o.msg, sizeof o.msg, "%s", p.msg);
     o.offset = p.err_offset;
     o.line = p.err_line;
@@ -173,8 +48,8 @@ static bool agree(const char *doc, size_t len, bool same_msg)
 {
     json_error err;
     json_doc *d = json_parse(doc, len, &err);
-    buf want = {0};
-    if (d) canon_dom_pull_style(&want, json_doc_root(d));
+    jc_buf want = {0};
+    if (d) jc_canon_dom_pull_style(&want, json_doc_root(d));
     bool all = true;
     outcome first = {0};
     for (size_t k = 0; k < sizeof k_chunks / sizeof *k_chunks; k++)
@@ -231,20 +106,20 @@ static void test_cases(void)
 
 /* ------------------------------------------------------- random documents */
 
-static void rand_string(buf *b)
+static void rand_string(jc_buf *b)
 {
     static const char *const pieces[] = {"a", "Z", " ", "\\n", "\\\"", "\\\\", "\\u00e9", "\\ud83d\\ude00", "\xc3\xa9",
                                          "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\\u0000", "\\/", "aten::mm", "#"};
-    put(b, "\"", 1);
+    jc_put(b, "\"", 1);
     int n = (int)(tu_rand_u64() % 12);
     for (int i = 0; i < n; i++) {
         const char *s = pieces[tu_rand_u64() % (sizeof pieces / sizeof *pieces)];
-        put(b, s, strlen(s));
+        jc_put(b, s, strlen(s));
     }
-    put(b, "\"", 1);
+    jc_put(b, "\"", 1);
 }
 
-static void rand_number(buf *b)
+static void rand_number(jc_buf *b)
 {
     char t[64];
     int n;
@@ -254,32 +129,32 @@ static void rand_number(buf *b)
     case 2: n = snprintf(t, sizeof t, "%.17g", tu_rand_uniform(-1e6, 1e6) * pow(10, (double)(tu_rand_u64() % 40) - 20)); break;
     default: n = snprintf(t, sizeof t, "%.3f", tu_rand_uniform(0, 1e13)); break;
     }
-    put(b, t, (size_t)n);
+    jc_put(b, t, (size_t)n);
 }
 
-static void rand_value(buf *b, int depth)
+static void rand_value(jc_buf *b, int depth)
 {
     int k = (int)(tu_rand_u64() % (depth > 5 ? 4 : 6));
     const char *ws = tu_rand_u64() % 3 ? "" : "\n  ";
-    put(b, ws, strlen(ws));
+    jc_put(b, ws, strlen(ws));
     switch (k) {
     case 0: rand_number(b); break;
     case 1: rand_string(b); break;
-    case 2: put(b, tu_rand_u64() % 2 ? "true" : "null", 4); break;
-    case 3: put(b, "false", 5); break;
+    case 2: jc_put(b, tu_rand_u64() % 2 ? "true" : "null", 4); break;
+    case 3: jc_put(b, "false", 5); break;
     default: {
         bool obj = k == 5;
-        put(b, obj ? "{" : "[", 1);
+        jc_put(b, obj ? "{" : "[", 1);
         int n = (int)(tu_rand_u64() % 6);
         for (int i = 0; i < n; i++) {
-            if (i) put(b, ",", 1);
+            if (i) jc_put(b, ",", 1);
             if (obj) {
                 rand_string(b);
-                put(b, " : ", 1 + (tu_rand_u64() % 2) * 2);
+                jc_put(b, " : ", 1 + (tu_rand_u64() % 2) * 2);
             }
             rand_value(b, depth + 1);
         }
-        put(b, obj ? "}" : "]", 1);
+        jc_put(b, obj ? "}" : "]", 1);
     }
     }
 }
@@ -288,7 +163,7 @@ static void test_random(void)
 {
     int bad = 0, docs = 0, corrupted = 0;
     for (int i = 0; i < 300; i++) {
-        buf b = {0};
+        jc_buf b = {0};
         rand_value(&b, 0);
         docs++;
         bad += !agree(b.s, b.n, true);
@@ -350,16 +225,16 @@ static void test_limits(void)
     memset(doc + len, 'x', n);
     len += (int)n;
     len += sprintf(doc + len, "\",\"k\":1}");
-    chunks c = {(const unsigned char *)doc, (size_t)len, 0, 1 << 16};
+    jc_chunks c = {(const unsigned char *)doc, (size_t)len, 0, 1 << 16};
     jp_parser p;
-    jp_init_reader(&p, read_chunk, &c, 4096, 8);
+    jp_init_reader(&p, jc_read_chunk, &c, 4096, 8);
     bool ok = jp_next(&p) == JP_OBJECT && jp_next(&p) == JP_KEY && jp_skip(&p) && jp_next(&p) == JP_KEY &&
               jp_str_is(&p, "k") && jp_next(&p) == JP_NUMBER && p.num == 1 && jp_next(&p) == JP_OBJECT_END &&
               jp_next(&p) == JP_END;
     tu_check(ok && p.cap <= (2u << 20), "a 10 MB string is skipped through a window of %zu bytes", p.cap);
     jp_free(&p);
     c.at = 0;
-    jp_init_reader(&p, read_chunk, &c, 4096, 8);
+    jp_init_reader(&p, jc_read_chunk, &c, 4096, 8);
     ok = jp_next(&p) == JP_OBJECT && jp_next(&p) == JP_KEY && jp_next(&p) == JP_ERROR;
     tu_check(ok && p.err == JP_ERR_STRING_LIMIT && strstr(p.msg, "4096") && p.err_offset == 7 && p.cap <= (2u << 20),
              "the same string kept: refused at its quote, byte 7, by the 4096-byte limit (%s at %llu)", p.msg,
@@ -377,10 +252,10 @@ static void test_limits(void)
     jp_free(&p);
 
     /* Error positions count lines across windows. */
-    buf b = {0};
-    put(&b, "[", 1);
-    for (int i = 0; i < 20000; i++) put(&b, "1,\n", 3);
-    put(&b, "x", 1);
+    jc_buf b = {0};
+    jc_put(&b, "[", 1);
+    for (int i = 0; i < 20000; i++) jc_put(&b, "1,\n", 3);
+    jc_put(&b, "x", 1);
     outcome o = run(b.s, b.n, 4096, 0);
     tu_check(!o.ok && o.line == 20001 && o.col == 1, "an error after 20000 lines is at line 20001, column 1 (%llu:%llu)",
              (unsigned long long)o.line, (unsigned long long)o.col);

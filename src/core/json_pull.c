@@ -554,7 +554,7 @@ static bool read_number(jp_parser *p, bool convert)
     if (fast) {
         if (!convert) return true;
         double v = (double)m;
-        v = scale >= 0 ? v * k_pow10[scale] : v / k_pow10[-scale];
+        if (m) v = scale >= 0 ? v * k_pow10[scale] : v / k_pow10[-scale];
         p->num = neg ? -v : v;
         if (!p->is_int) p->i64 = 0;
         return true;

@@ -1,7 +1,10 @@
-/* Why: the JSON parser reads trace files and safetensors headers from
- * anywhere. Beyond "never crashes", this checks two properties on every
- * input that parses: each string survives json_escape and a re-parse
- * unchanged, and each number written by json_write_number reads back equal
+/* Why: the JSON parsers read trace files and safetensors headers from
+ * anywhere. Beyond "never crashes", this checks on every input that the
+ * pull parser (json_pull, what the readers use) and the tree parser agree:
+ * same verdict, same values, from memory and through a reader cut into
+ * chunks of a size the input picks, skipping some values; and, on every
+ * input that parses, that each string survives json_escape and a re-parse
+ * unchanged and each number written by json_write_number reads back equal
  * (NaN and Inf cannot occur in parsed JSON). */
 #include <stdint.h>
 #include <stdio.h>
@@ -9,6 +12,7 @@
 #include <string.h>
 
 #include "core/json.h"
+#include "json_canon.h"
 
 static void check_string(const char *s, size_t n)
 {
@@ -63,10 +67,42 @@ static void walk(const json_value *v, int depth)
     }
 }
 
+/* json_pull over the input: from memory (chunk 0) or in chunks. */
+static bool pull(const uint8_t *data, size_t size, size_t chunk, int skip_every, jc_buf *out)
+{
+    jp_parser p;
+    jc_chunks c = {data, size, 0, chunk};
+    if (chunk)
+        jp_init_reader(&p, jc_read_chunk, &c, size + 64, JSON_MAX_DEPTH);
+    else
+        jp_init_mem(&p, data, size, size + 64, JSON_MAX_DEPTH);
+    bool ok = jc_canon_pull(out, &p, skip_every);
+    if (!ok && (!p.msg[0] || p.err == JP_ERR_NONE)) abort();
+    jp_free(&p);
+    return ok;
+}
+
+static void agree(const uint8_t *data, size_t size, const json_doc *d)
+{
+    jc_buf want = {0}, mem = {0}, cut = {0}, skipped = {0};
+    if (d) jc_canon_dom_pull_style(&want, json_doc_root(d));
+    size_t chunk = 1 + (size ? data[0] % 13 : 0);
+    bool a = pull(data, size, 0, 0, &mem), b = pull(data, size, chunk, 0, &cut);
+    bool c = pull(data, size, chunk, 1 + (int)(size % 3), &skipped);
+    if (a != (d != NULL) || b != a || c != a) abort();
+    if (d && (strcmp(mem.s ? mem.s : "", want.s ? want.s : "") != 0 || strcmp(cut.s ? cut.s : "", mem.s ? mem.s : "") != 0))
+        abort();
+    free(want.s);
+    free(mem.s);
+    free(cut.s);
+    free(skipped.s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     json_error err;
     json_doc *d = json_parse((const char *)data, size, &err);
+    agree(data, size, d);
     if (d) {
         walk(json_doc_root(d), 0);
     } else if (err.offset > size || !err.msg[0]) {
