@@ -64,6 +64,15 @@ static outcome open_in_child(const char *path)
     return o;
 }
 
+/* The same with environment variable `var` set to `value` meanwhile. */
+static outcome open_under(const char *var, const char *value, const char *path)
+{
+    setenv(var, value, 1);
+    outcome o = open_in_child(path);
+    unsetenv(var);
+    return o;
+}
+
 static bool has(const outcome *o, const char *a, const char *b)
 {
     return strstr(o->msg, a) && (!b || strstr(o->msg, b));
@@ -73,12 +82,10 @@ static void test_tiny_elements(void)
 {
     /* 10M elements in 20 MB: the old reader held 1.1 GB of tree for this. */
     const char *path = write_repeat("zeros.json", "{\"traceEvents\":[0", ",0", 10000000, "]}");
-    setenv("FMLP_TRACE_MAX_EVENTS", "1000000", 1);
-    outcome o = open_in_child(path);
+    outcome o = open_under("FMLP_TRACE_MAX_EVENTS", "1000000", path);
     tu_check(o.st == FMLP_ERR_UNSUPPORTED && has(&o, "more than 1000000 events", "FMLP_TRACE_MAX_EVENTS"),
              "20 MB of [0,0,...] under FMLP_TRACE_MAX_EVENTS=1000000: refused by the limit (%s)", o.msg);
     tu_check(o.grew_kb >= 0 && o.grew_kb < 64 * 1024, "  holding %ld KB while reading (< 64 MB)", o.grew_kb);
-    unsetenv("FMLP_TRACE_MAX_EVENTS");
     o = open_in_child(path);
     tu_check(o.st == FMLP_OK && o.grew_kb >= 0 && o.grew_kb < 64 * 1024,
              "the same under the default limit: read (no events), holding %ld KB", o.grew_kb);
@@ -155,28 +162,23 @@ static void test_gzip(void)
     memcpy(text + big - 2, "]}", 2);
     tu_check(write_gz("bomb.json.gz", text, big), "gzip bomb written");
     free(text);
-    setenv("FMLP_TRACE_MAX_BYTES", "16000000", 1);
-    o = open_in_child(tmp("bomb.json.gz"));
+    o = open_under("FMLP_TRACE_MAX_BYTES", "16000000", tmp("bomb.json.gz"));
     tu_check(o.st == FMLP_ERR_UNSUPPORTED && has(&o, "FMLP_TRACE_MAX_BYTES", "decompressed"),
              "a %zu KB .gz inflating to 64 MB is stopped at the 16 MB limit: %s", file_size(tmp("bomb.json.gz")) / 1024,
              o.msg);
     tu_check(o.grew_kb >= 0 && o.grew_kb < 64 * 1024, "  holding %ld KB while reading", o.grew_kb);
-    unsetenv("FMLP_TRACE_MAX_BYTES");
     unlink(tmp("bomb.json.gz"));
 }
 
 static void test_limits(void)
 {
     const char *path = write_repeat("plain.json", "{\"traceEvents\":[", " ", 2000000, "]}");
-    setenv("FMLP_TRACE_MAX_BYTES", "1000000", 1);
-    outcome o = open_in_child(path);
+    outcome o = open_under("FMLP_TRACE_MAX_BYTES", "1000000", path);
     tu_check(o.st == FMLP_ERR_UNSUPPORTED && has(&o, "FMLP_TRACE_MAX_BYTES", "bytes"),
              "a 2 MB file past FMLP_TRACE_MAX_BYTES=1000000 is refused before reading: %s", o.msg);
-    setenv("FMLP_TRACE_MAX_BYTES", "lots", 1);
-    o = open_in_child(path);
+    o = open_under("FMLP_TRACE_MAX_BYTES", "lots", path);
     tu_check(o.st == FMLP_ERR_INVALID_ARGUMENT && has(&o, "FMLP_TRACE_MAX_BYTES=\"lots\"", "whole number"),
              "a limit that is not a number is named: %s", o.msg);
-    unsetenv("FMLP_TRACE_MAX_BYTES");
 
     path = write_repeat("deep.json", "{\"traceEvents\":[{\"args\":", "[", 100000, "");
     o = open_in_child(path);
@@ -188,10 +190,8 @@ static void test_limits(void)
     o = open_in_child(path);
     tu_check(o.st == FMLP_ERR_UNSUPPORTED && has(&o, "string of more than 65536 bytes", "FMLP_TRACE_MAX_STRING"),
              "a 100 KB name: refused by the 64 KiB string limit: %s", o.msg);
-    setenv("FMLP_TRACE_MAX_STRING", "200000", 1);
-    o = open_in_child(path);
+    o = open_under("FMLP_TRACE_MAX_STRING", "200000", path);
     tu_check(o.st == FMLP_OK, "  read once FMLP_TRACE_MAX_STRING=200000: %s", o.msg);
-    unsetenv("FMLP_TRACE_MAX_STRING");
 
     /* 100 distinct names of 40 bytes: past a 2000-byte limit on names. */
     FILE *f = fopen(tmp("names.json"), "wb");
@@ -200,16 +200,12 @@ static void test_limits(void)
         fprintf(f, "%s{\"ph\":\"X\",\"ts\":%d,\"dur\":1,\"name\":\"op_%036d\"}", i ? "," : "", i, i);
     fputs("]}", f);
     fclose(f);
-    setenv("FMLP_TRACE_MAX_NAMES", "2000", 1);
-    o = open_in_child(tmp("names.json"));
+    o = open_under("FMLP_TRACE_MAX_NAMES", "2000", tmp("names.json"));
     tu_check(o.st == FMLP_ERR_UNSUPPORTED && has(&o, "distinct names", "FMLP_TRACE_MAX_NAMES"),
              "100 distinct 40-byte names under FMLP_TRACE_MAX_NAMES=2000: refused: %s", o.msg);
-    unsetenv("FMLP_TRACE_MAX_NAMES");
-    setenv("FMLP_TRACE_MAX_MEMORY", "4096", 1);
-    o = open_in_child(tmp("names.json"));
+    o = open_under("FMLP_TRACE_MAX_MEMORY", "4096", tmp("names.json"));
     tu_check(o.st == FMLP_ERR_UNSUPPORTED && has(&o, "FMLP_TRACE_MAX_MEMORY", NULL),
              "the same under FMLP_TRACE_MAX_MEMORY=4096: refused: %s", o.msg);
-    unsetenv("FMLP_TRACE_MAX_MEMORY");
     o = open_in_child(tmp("names.json"));
     tu_check(o.st == FMLP_OK, "  and read under the defaults: %s", o.msg);
 }

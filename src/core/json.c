@@ -171,8 +171,7 @@ static bool close_container(parser *ps, size_t base, json_value *v)
     return true;
 }
 
-/* Length of a valid UTF-8 sequence at p (1..4), or 0 if invalid. */
-static int utf8_len(const unsigned char *p, const unsigned char *end)
+int json_utf8_len(const unsigned char *p, const unsigned char *end)
 {
     unsigned c = p[0];
     if (c < 0x80) return 1;
@@ -198,7 +197,7 @@ static int utf8_len(const unsigned char *p, const unsigned char *end)
     return n;
 }
 
-static size_t put_utf8(unsigned char *o, uint32_t cp)
+size_t json_put_utf8(unsigned char *o, uint32_t cp)
 {
     if (cp < 0x80) {
         o[0] = (unsigned char)cp;
@@ -259,7 +258,7 @@ static bool parse_string(parser *ps, const char **out, size_t *out_len)
         unsigned c = *p;
         if (c < 0x20) return fail_at(ps, p, "unescaped control character 0x%02x in string", c);
         if (c != '\\') {
-            int n = utf8_len(p, q);
+            int n = json_utf8_len(p, q);
             if (!n) return fail_at(ps, p, "invalid UTF-8 byte 0x%02x in string", c);
             memcpy(o, p, (size_t)n);
             o += n;
@@ -291,7 +290,7 @@ static bool parse_string(parser *ps, const char **out, size_t *out_len)
                 cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
                 p += 6;
             }
-            o += put_utf8(o, cp);
+            o += json_put_utf8(o, cp);
             break;
         }
         default: {
@@ -341,24 +340,7 @@ static bool parse_number(parser *ps, json_value *v)
         while (is_digit(ps, p)) p++;
     }
 
-    /* Exact integer from the digits, accumulated negatively so INT64_MIN fits. */
-    v->is_int = false;
-    if (integral) {
-        int64_t acc = 0;
-        bool fits = true;
-        for (const unsigned char *d = digits; d < int_end && fits; d++) {
-            int dv = *d - '0';
-            if (acc < (INT64_MIN + dv) / 10)
-                fits = false;
-            else
-                acc = acc * 10 - dv;
-        }
-        if (fits && !neg && acc == INT64_MIN) fits = false;
-        if (fits) {
-            v->is_int = true;
-            v->u.num.integer = neg ? acc : -acc;
-        }
-    }
+    v->is_int = integral && json_int_literal(digits, int_end, neg, &v->u.num.integer);
 
     size_t n = (size_t)(p - s);
     char small[64], *tmp = n < sizeof small ? small : malloc(n + 1);
@@ -376,6 +358,20 @@ static bool parse_number(parser *ps, json_value *v)
     if (!v->is_int) v->u.num.integer = 0;
     v->type = JSON_NUMBER;
     ps->p = p;
+    return true;
+}
+
+/* Accumulated negatively so INT64_MIN fits. */
+bool json_int_literal(const unsigned char *digits, const unsigned char *end, bool neg, int64_t *out)
+{
+    int64_t acc = 0;
+    for (const unsigned char *d = digits; d < end; d++) {
+        int dv = *d - '0';
+        if (acc < (INT64_MIN + dv) / 10) return false;
+        acc = acc * 10 - dv;
+    }
+    if (!neg && acc == INT64_MIN) return false;
+    *out = neg ? acc : -acc;
     return true;
 }
 
@@ -611,7 +607,7 @@ static void escape_to(json_sink sink, void *ctx, const char *s, size_t n)
         if (p >= end) break;
         unsigned c = *p;
         if (c >= 0x80) {
-            int k = utf8_len(p, end);
+            int k = json_utf8_len(p, end);
             if (k) {
                 sink(ctx, (const char *)p, (size_t)k);
                 p += k;

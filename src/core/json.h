@@ -105,6 +105,16 @@ const char *json_get_str(const json_value *obj, const char *key);
 double json_get_num(const json_value *obj, const char *key, double def);
 int64_t json_get_int(const json_value *obj, const char *key, int64_t def);
 
+/* Length of the valid UTF-8 sequence at p (1..4; it must end by `end`), or
+ * 0 if it is not one; and the UTF-8 of code point cp written at o (its
+ * length). Both parsers check strings with these. */
+int json_utf8_len(const unsigned char *p, const unsigned char *end);
+size_t json_put_utf8(unsigned char *o, uint32_t cp);
+
+/* The value of the decimal digits [digits, end) (negated when `neg`) when
+ * it fits int64, exactly; false when it does not. Both parsers use it. */
+bool json_int_literal(const unsigned char *digits, const unsigned char *end, bool neg, int64_t *out);
+
 /* Writers. Strings are quoted and escaped (", \, control characters; bytes
  * that are not valid UTF-8 become U+FFFD) so the output always parses.
  * Numbers use the shortest "%.17g"-style form with a '.' whatever the

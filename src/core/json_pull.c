@@ -19,6 +19,7 @@
 #include <stdlib.h>
 
 #include "core/alloc.h"
+#include "core/json.h"
 
 #define WINDOW ((size_t)1 << 20)
 /* Enough for any escape (a surrogate pair is 12 bytes) or UTF-8 sequence. */
@@ -188,33 +189,6 @@ static bool skip_ws(jp_parser *p)
 
 /* ------------------------------------------------------------- strings */
 
-/* Length of a valid UTF-8 sequence at q (1..4), or 0 if invalid. */
-static int utf8_len(const unsigned char *q, const unsigned char *end)
-{
-    unsigned c = q[0];
-    if (c < 0x80) return 1;
-    int n;
-    unsigned lo = 0x80, hi = 0xbf;
-    if (c >= 0xc2 && c <= 0xdf) {
-        n = 2;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
-        if (c == 0xe0) lo = 0xa0;
-        if (c == 0xed) hi = 0x9f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
-        if (c == 0xf0) lo = 0x90;
-        if (c == 0xf4) hi = 0x8f;
-    } else {
-        return 0;
-    }
-    if (end - q < n) return 0;
-    if (q[1] < lo || q[1] > hi) return 0;
-    for (int i = 2; i < n; i++)
-        if ((q[i] & 0xc0) != 0x80) return 0;
-    return n;
-}
-
 static int hex_digit(unsigned c)
 {
     if (c >= '0' && c <= '9') return (int)(c - '0');
@@ -291,30 +265,6 @@ static int check_escape(jp_parser *p, const unsigned char *q, uint32_t *cp)
     return 12;
 }
 
-static size_t put_utf8(char *o, uint32_t cp)
-{
-    if (cp < 0x80) {
-        o[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        o[0] = (char)(0xc0 | (cp >> 6));
-        o[1] = (char)(0x80 | (cp & 0x3f));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        o[0] = (char)(0xe0 | (cp >> 12));
-        o[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        o[2] = (char)(0x80 | (cp & 0x3f));
-        return 3;
-    }
-    o[0] = (char)(0xf0 | (cp >> 18));
-    o[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-    o[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-    o[3] = (char)(0x80 | (cp & 0x3f));
-    return 4;
-}
-
 /* Whether any of the 8 bytes is a quote, a backslash, a control
  * character or not ASCII. */
 static inline bool special8(const unsigned char *q)
@@ -346,7 +296,7 @@ static bool unescape(jp_parser *p, const unsigned char *a, const unsigned char *
         }
         uint32_t cp = 0;
         int n = check_escape(p, a, &cp);
-        o += put_utf8(o, cp);
+        o += json_put_utf8((unsigned char *)o, cp);
         a += n;
     }
     p->str = p->sbuf;
@@ -421,7 +371,7 @@ static bool read_string(jp_parser *p, bool keep)
                     escaped = true;
                     q += n;
                 } else {
-                    int n = utf8_len(q, e);
+                    int n = json_utf8_len(q, e);
                     if (!n) return fail(p, q, "invalid UTF-8 byte 0x%02x in string", c), string_failed(p, open, q + 1);
                     q += n;
                 }
@@ -527,27 +477,13 @@ static bool read_number(jp_parser *p, bool convert)
         if (eneg) ex = -ex;
     }
     p->p = q;
-    /* The integer value exactly: up to 18 digits it is m; beyond, it is
-     * accumulated negatively so INT64_MIN fits. */
+    /* The integer value exactly: up to 18 digits it is m. */
     p->is_int = false;
     if (convert && integral && int_end - digits <= 18) {
         p->is_int = true;
         p->i64 = neg ? -(int64_t)m : (int64_t)m;
     } else if (convert && integral) {
-        int64_t acc = 0;
-        bool fits = true;
-        for (const unsigned char *d = digits; d < int_end && fits; d++) {
-            int dv = *d - '0';
-            if (acc < (INT64_MIN + dv) / 10)
-                fits = false;
-            else
-                acc = acc * 10 - dv;
-        }
-        if (fits && !neg && acc == INT64_MIN) fits = false;
-        if (fits) {
-            p->is_int = true;
-            p->i64 = neg ? acc : -acc;
-        }
+        p->is_int = json_int_literal(digits, int_end, neg, &p->i64);
     }
     int64_t scale = e10 + ex;
     bool fast = nd <= 19 && (m == 0 || (m <= (UINT64_C(1) << 53) && scale >= -22 && scale <= 22));
