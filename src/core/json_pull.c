@@ -68,6 +68,16 @@ static jp_token fail_kind(jp_parser *p, jp_error_kind kind, const unsigned char 
 
 #define fail(p, where, ...) fail_kind(p, JP_ERR_SYNTAX, where, __VA_ARGS__)
 
+static const char *show_byte(const jp_parser *p, const unsigned char *q, char buf[8]);
+
+/* A syntax error whose message shows the byte at `where` (fmt has one %s),
+ * kept out of the hot paths. */
+static __attribute__((noinline, cold)) jp_token fail_at_byte(jp_parser *p, const unsigned char *where, const char *fmt)
+{
+    char b[8];
+    return fail(p, where, fmt, show_byte(p, where, b));
+}
+
 static const char *show_byte(const jp_parser *p, const unsigned char *q, char buf[8])
 {
     if (q >= p->end) return "end of input";
@@ -81,8 +91,18 @@ static const char *show_byte(const jp_parser *p, const unsigned char *q, char bu
 /* Counts the newlines of [buf, upto), which leave the window. */
 static void count_lines(jp_parser *p, const unsigned char *upto)
 {
-    size_t n = (size_t)(upto - p->buf), nl = 0;
-    for (size_t i = 0; i < n; i++) nl += p->buf[i] == '\n';
+    size_t n = (size_t)(upto - p->buf), nl = 0, i = 0;
+    /* Newline bytes counted eight at a time: a zero byte of w ^ '\n'... is
+     * one whose high bit survives this (exactly, without borrows); the
+     * multiply sums the eight bytes' flags into the top byte. */
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p->buf + i, 8);
+        uint64_t x = w ^ 0x0a0a0a0a0a0a0a0aull, lo7 = 0x7f7f7f7f7f7f7f7full;
+        uint64_t ones = ~(((x & lo7) + lo7) | x | lo7) >> 7; /* 1 in each newline's byte */
+        nl += (size_t)((ones * 0x0101010101010101ull) >> 56);
+    }
+    for (; i < n; i++) nl += p->buf[i] == '\n';
     if (!nl) {
         p->col0 += n;
         return;
@@ -144,14 +164,8 @@ static bool ensure(jp_parser *p, size_t n)
     return true;
 }
 
-/* Byte classes: JSON whitespace, and the characters a number is made of. */
-enum { C_WS = 1, C_NUM = 2 };
-static const unsigned char k_class[256] = {
-    [' '] = C_WS, ['\n'] = C_WS, ['\r'] = C_WS, ['\t'] = C_WS,
-    ['0'] = C_NUM, ['1'] = C_NUM, ['2'] = C_NUM, ['3'] = C_NUM, ['4'] = C_NUM, ['5'] = C_NUM, ['6'] = C_NUM,
-    ['7'] = C_NUM, ['8'] = C_NUM, ['9'] = C_NUM, ['-'] = C_NUM, ['+'] = C_NUM, ['.'] = C_NUM, ['e'] = C_NUM,
-    ['E'] = C_NUM,
-};
+/* JSON's whitespace bytes. */
+static const bool k_ws[256] = {[' '] = true, ['\n'] = true, ['\r'] = true, ['\t'] = true};
 
 /* Indentation comes in runs of spaces: those are skipped a word at a time. */
 static const unsigned char *skip_ws_in(const unsigned char *q, const unsigned char *e)
@@ -171,14 +185,20 @@ static const unsigned char *skip_ws_in(const unsigned char *q, const unsigned ch
             q += __builtin_ctzll(x) >> 3; /* the first byte is the lowest */
 #endif
         }
-        if (q >= e || k_class[*q] != C_WS) break;
+        if (q >= e || !k_ws[*q]) break;
         q++;
     }
     return q;
 }
 
-static bool skip_ws(jp_parser *p)
+static inline bool skip_ws(jp_parser *p)
 {
+    /* Most tokens follow no whitespace or one space. */
+    if (p->p < p->end && *p->p > ' ') return true;
+    if (p->end - p->p >= 2 && p->p[0] == ' ' && p->p[1] > ' ') {
+        p->p++;
+        return true;
+    }
     for (;;) {
         const unsigned char *q = skip_ws_in(p->p, p->end), *e = p->end;
         p->p = q;
@@ -265,9 +285,10 @@ static int check_escape(jp_parser *p, const unsigned char *q, uint32_t *cp)
     return 12;
 }
 
-/* Whether any of the 8 bytes is a quote, a backslash, a control
- * character or not ASCII. */
-static inline bool special8(const unsigned char *q)
+/* Bytes the string scan must stop at (a quote, a backslash, a control
+ * character, a byte that is not ASCII), flagged in the high bit of their
+ * byte of the mask. The lowest flag is exact, as each test's is. */
+static inline uint64_t special8(const unsigned char *q)
 {
     uint64_t w;
     memcpy(&w, q, 8);
@@ -276,6 +297,16 @@ static inline bool special8(const unsigned char *q)
     uint64_t zero = ((quote - ones) & ~quote) | ((bs - ones) & ~bs);
     uint64_t ctrl = (w - ones * 0x20) & ~w;
     return ((zero | ctrl) & high) | (w & high);
+}
+
+/* Index of the first flagged byte of a special8 mask. */
+static inline int first_flagged(uint64_t m)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return __builtin_clzll(m) >> 3;
+#else
+    return __builtin_ctzll(m) >> 3;
+#endif
 }
 
 /* Copies the validated raw string [a, b) into sbuf, unescaped. */
@@ -344,8 +375,15 @@ static bool read_string(jp_parser *p, bool keep)
     bool escaped = false;
     for (;;) {
         const unsigned char *open = p->p, *q = open + qi, *e = p->end;
-        while (q + 8 <= e && !special8(q)) q += 8;
         while (q < e) {
+            for (; q + 8 <= e; q += 8) {
+                uint64_t m = special8(q);
+                if (m) {
+                    q += first_flagged(m);
+                    break;
+                }
+            }
+            if (q >= e) break;
             unsigned c = *q;
             if (c == '"') {
                 size_t raw = (size_t)(q - open - 1);
@@ -408,96 +446,113 @@ static void make_c_locale(void) { g_c_locale = newlocale(LC_NUMERIC_MASK, "C", (
 static const double k_pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                  1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
-static bool is_digit(const unsigned char *q, const unsigned char *e) { return q < e && *q >= '0' && *q <= '9'; }
+/* What the grammar of a number found in [s, e): where it ends, its digits
+ * (value = m * 10^scale while nd <= 19), or the first thing wrong. */
+typedef struct {
+    const unsigned char *end, *digits, *int_end;
+    bool neg, integral;
+    uint64_t m;
+    int nd;
+    int64_t scale;
+    const unsigned char *bad; /* NULL, or where it went wrong (with `why`) */
+    const char *why;
+} num_scan;
+
+static bool is_digit(const unsigned char *q, const unsigned char *e) { return q < e && (unsigned)(*q - '0') < 10; }
+
+static num_scan scan_number(const unsigned char *s, const unsigned char *e)
+{
+    num_scan r = {.neg = false, .integral = true};
+    const unsigned char *q = s;
+    if (q < e && *q == '-') {
+        r.neg = true;
+        q++;
+    }
+    r.digits = q;
+    if (!is_digit(q, e)) return r.bad = q, r.why = "expected a digit in number", r;
+    if (*q == '0') {
+        q++;
+        if (is_digit(q, e)) return r.bad = s, r.why = "number with a leading zero", r;
+    } else {
+        for (; is_digit(q, e); q++) {
+            if (r.nd < 19) {
+                r.m = r.m * 10 + (uint64_t)(*q - '0');
+                r.nd++;
+            } else {
+                r.nd = 20;
+                r.scale++;
+            }
+        }
+    }
+    r.int_end = q;
+    if (q < e && *q == '.') {
+        r.integral = false;
+        q++;
+        if (!is_digit(q, e)) return r.bad = q, r.why = "expected a digit after the decimal point", r;
+        for (; is_digit(q, e); q++) {
+            if (r.m == 0 && *q == '0') {
+                r.scale--;
+            } else if (r.nd < 19) {
+                r.m = r.m * 10 + (uint64_t)(*q - '0');
+                r.nd++;
+                r.scale--;
+            } else {
+                r.nd = 20;
+            }
+        }
+    }
+    if (q < e && (*q == 'e' || *q == 'E')) {
+        r.integral = false;
+        q++;
+        bool eneg = false;
+        if (q < e && (*q == '+' || *q == '-')) eneg = *q++ == '-';
+        if (!is_digit(q, e)) return r.bad = q, r.why = "expected a digit in the exponent", r;
+        int64_t ex = 0;
+        for (; is_digit(q, e); q++)
+            if (ex < 100000000) ex = ex * 10 + (*q - '0');
+        r.scale += eneg ? -ex : ex;
+    }
+    r.end = q;
+    return r;
+}
 
 /* The number at p->p. `convert`: fill num/i64/is_int; otherwise only check
  * it (including that it fits a double, as json_parse does). */
 static bool read_number(jp_parser *p, bool convert)
 {
-    /* The token must lie in the window whole. */
+    num_scan r;
     for (;;) {
-        const unsigned char *q = p->p;
-        while (q < p->end && k_class[*q] == C_NUM) q++;
-        if (q < p->end || p->eof) break;
-        if ((size_t)(q - p->p) > p->max_string)
+        r = scan_number(p->p, p->end);
+        /* A number that reaches the window's end may go on past it. */
+        bool cut = (r.bad ? r.bad : r.end) == p->end;
+        if (!cut || p->eof) break;
+        if ((size_t)(p->end - p->p) > p->max_string)
             return fail_kind(p, JP_ERR_STRING_LIMIT, p->p, "a number of more than %zu bytes", p->max_string), false;
         if (slide(p, p->p) < 0) return false;
     }
-    const unsigned char *s = p->p, *q = s, *e = p->end;
-    bool neg = false, integral = true;
-    if (q < e && *q == '-') {
-        neg = true;
-        q++;
-    }
-    if (!is_digit(q, e)) return fail(p, q, "expected a digit in number"), false;
-    const unsigned char *digits = q;
-    uint64_t m = 0;
-    int nd = 0;      /* significant digits in m */
-    int64_t e10 = 0; /* value = m * 10^e10 while nd <= 19 */
-    if (*q == '0') {
-        q++;
-        if (is_digit(q, e)) return fail(p, s, "number with a leading zero"), false;
-    } else {
-        for (; is_digit(q, e); q++) {
-            if (nd < 19) {
-                m = m * 10 + (uint64_t)(*q - '0');
-                nd++;
-            } else {
-                nd = 20;
-                e10++;
-            }
-        }
-    }
-    const unsigned char *int_end = q;
-    if (q < e && *q == '.') {
-        integral = false;
-        q++;
-        if (!is_digit(q, e)) return fail(p, q, "expected a digit after the decimal point"), false;
-        for (; is_digit(q, e); q++) {
-            if (m == 0 && *q == '0') {
-                e10--;
-            } else if (nd < 19) {
-                m = m * 10 + (uint64_t)(*q - '0');
-                nd++;
-                e10--;
-            } else {
-                nd = 20;
-            }
-        }
-    }
-    int64_t ex = 0;
-    if (q < e && (*q == 'e' || *q == 'E')) {
-        integral = false;
-        q++;
-        bool eneg = false;
-        if (q < e && (*q == '+' || *q == '-')) eneg = *q++ == '-';
-        if (!is_digit(q, e)) return fail(p, q, "expected a digit in the exponent"), false;
-        for (; is_digit(q, e); q++)
-            if (ex < 100000000) ex = ex * 10 + (*q - '0');
-        if (eneg) ex = -ex;
-    }
-    p->p = q;
+    if (r.bad) return fail(p, r.bad, "%s", r.why), false;
+    const unsigned char *s = p->p;
+    p->p = r.end;
     /* The integer value exactly: up to 18 digits it is m. */
     p->is_int = false;
-    if (convert && integral && int_end - digits <= 18) {
+    if (convert && r.integral && r.int_end - r.digits <= 18) {
         p->is_int = true;
-        p->i64 = neg ? -(int64_t)m : (int64_t)m;
-    } else if (convert && integral) {
-        p->is_int = json_int_literal(digits, int_end, neg, &p->i64);
+        p->i64 = r.neg ? -(int64_t)r.m : (int64_t)r.m;
+    } else if (convert && r.integral) {
+        p->is_int = json_int_literal(r.digits, r.int_end, r.neg, &p->i64);
     }
-    int64_t scale = e10 + ex;
-    bool fast = nd <= 19 && (m == 0 || (m <= (UINT64_C(1) << 53) && scale >= -22 && scale <= 22));
+    bool fast = r.nd <= 19 && (r.m == 0 || (r.m <= (UINT64_C(1) << 53) && r.scale >= -22 && r.scale <= 22));
     if (fast) {
         if (!convert) return true;
-        double v = (double)m;
-        if (m) v = scale >= 0 ? v * k_pow10[scale] : v / k_pow10[-scale];
-        p->num = neg ? -v : v;
+        double v = (double)r.m;
+        if (r.m) v = r.scale >= 0 ? v * k_pow10[r.scale] : v / k_pow10[-r.scale];
+        p->num = r.neg ? -v : v;
         if (!p->is_int) p->i64 = 0;
         return true;
     }
     /* Only a decimal exponent this large can overflow a double. */
-    if (!convert && (int64_t)(int_end - digits) + ex < 300) return true;
-    size_t n = (size_t)(q - s);
+    if (!convert && r.scale + r.nd < 300) return true;
+    size_t n = (size_t)(r.end - s);
     char small[64], *tmp = n < sizeof small ? small : fmlp_malloc(n + 1);
     if (!tmp) return fail_kind(p, JP_ERR_OOM, s, "out of memory while parsing"), false;
     memcpy(tmp, s, n);
@@ -542,10 +597,8 @@ static jp_token literal(jp_parser *p, const char *word, jp_token t)
 {
     size_t n = strlen(word);
     if (!ensure(p, n)) return JP_ERROR;
-    if ((size_t)(p->end - p->p) < n || memcmp(p->p, word, n) != 0) {
-        char b[8];
-        return fail(p, p->p, "unexpected %s, expected a value", show_byte(p, p->p, b));
-    }
+    if ((size_t)(p->end - p->p) < n || memcmp(p->p, word, n) != 0)
+        return fail_at_byte(p, p->p, "unexpected %s, expected a value");
     p->p += n;
     return after_value(p, t);
 }
@@ -563,8 +616,7 @@ static jp_token value(jp_parser *p, bool keep)
     case 'n': return literal(p, "null", JP_NULL);
     default:
         if (c == '-' || (c >= '0' && c <= '9')) return read_number(p, keep) ? after_value(p, JP_NUMBER) : JP_ERROR;
-        char b[8];
-        return fail(p, p->p, "unexpected %s, expected a value", show_byte(p, p->p, b));
+        return fail_at_byte(p, p->p, "unexpected %s, expected a value");
     }
 }
 
@@ -574,10 +626,9 @@ static jp_token next(jp_parser *p, bool keep)
         if (p->state == S_FAILED) return JP_ERROR;
         if (!skip_ws(p)) return JP_ERROR;
         const unsigned char *q = p->p;
-        char b[8];
         switch (p->state) {
         case S_DONE:
-            if (q < p->end) return fail(p, q, "unexpected %s after the end of the document", show_byte(p, q, b));
+            if (q < p->end) return fail_at_byte(p, q, "unexpected %s after the end of the document");
             return JP_END;
         case S_AFTER: {
             bool obj = p->stack[p->depth - 1] == '{';
@@ -587,15 +638,13 @@ static jp_token next(jp_parser *p, bool keep)
                 continue;
             }
             if (q < p->end && *q == (obj ? '}' : ']')) return close_container(p);
-            return fail(p, q, obj ? "expected ',' or '}' in object, found %s" : "expected ',' or ']' in array, found %s",
-                        show_byte(p, q, b));
+            return fail_at_byte(p, q, obj ? "expected ',' or '}' in object, found %s" : "expected ',' or ']' in array, found %s");
         }
         case S_KEY_OR_CLOSE:
             if (q < p->end && *q == '}') return close_container(p);
             /* fall through */
         case S_KEY:
-            if (q >= p->end || *q != '"')
-                return fail(p, q, "expected a string key in object, found %s", show_byte(p, q, b));
+            if (q >= p->end || *q != '"') return fail_at_byte(p, q, "expected a string key in object, found %s");
             if (!read_string(p, keep)) return JP_ERROR;
             /* The key must survive the window sliding on to its ':'. */
             if (keep && p->str != p->sbuf) p->pin = (const unsigned char *)p->str;
@@ -603,8 +652,7 @@ static jp_token next(jp_parser *p, bool keep)
             if (p->pin) p->str = (const char *)p->pin;
             p->pin = NULL;
             if (!ws_ok) return JP_ERROR;
-            if (p->p >= p->end || *p->p != ':')
-                return fail(p, p->p, "expected ':' after object key, found %s", show_byte(p, p->p, b));
+            if (p->p >= p->end || *p->p != ':') return fail_at_byte(p, p->p, "expected ':' after object key, found %s");
             p->p++;
             p->state = S_VALUE;
             return JP_KEY;
