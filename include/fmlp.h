@@ -386,7 +386,12 @@ fmlp_status fmlp_ceilings_measure(fmlp_ctx *ctx, fmlp_ceilings *out);
 typedef struct fmlp_trace fmlp_trace;
 
 /* Reads a trace file; a gzip'd one is recognised by its content, whatever
- * its name, when fmlp was built with zlib. */
+ * its name, when fmlp was built with zlib. The file is streamed once, never
+ * held: only regular files are read (a FIFO, a device or a directory fails
+ * with FMLP_ERR_IO), a damaged .gz says how, and a file past one of the
+ * reader's limits (bytes, events, string length, nesting, names, memory:
+ * FMLP_TRACE_MAX_BYTES ... FMLP_TRACE_MAX_MEMORY, see docs/profiler.md)
+ * fails with FMLP_ERR_UNSUPPORTED naming the limit. */
 fmlp_status fmlp_trace_open(const char *path, fmlp_trace **out);
 /* The same from `len` bytes in memory; `name` stands for the path in
  * messages and output. */
