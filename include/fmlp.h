@@ -262,7 +262,8 @@ fmlp_status fmlp_ctx_synchronize(fmlp_ctx *ctx);
  * forwards the calling thread runs on ctx are enqueued on `s` (a
  * cudaStream_t of the context's device, e.g. PyTorch's current stream), in
  * order with the caller's other work there, and nothing waits for them to
- * finish; NULL restores the context's own stream. The setting belongs to the
+ * finish; NULL restores the context's own stream (for the legacy default
+ * stream, pass cudaStreamLegacy, (void *)1). The setting belongs to the
  * calling thread, like PyTorch's current stream: other threads keep theirs.
  * While the caller captures `s` into a CUDA graph of its own, forwards start
  * no fmlp graph capture (fmlp_mlp_set_graph is ignored) and never

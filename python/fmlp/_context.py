@@ -77,9 +77,10 @@ class Context:
     def set_stream(self, stream):
         """Sends this thread's forwards on the context to `stream`: a raw
         cudaStream_t as an int, or an object with .cuda_stream (a
-        torch.cuda.Stream); None restores the context's own. Modules do this
-        themselves with torch's current stream before each CUDA forward."""
-        raw = getattr(stream, "cuda_stream", stream) or 0
+        torch.cuda.Stream; torch's default stream goes as cudaStreamLegacy);
+        None restores the context's own. Modules do this themselves with
+        torch's current stream before each CUDA forward."""
+        raw = (stream.cuda_stream or 1) if hasattr(stream, "cuda_stream") else (stream or 0)
         check(_lib.ctx_set_stream(self._h, raw or None))
         self._tl.stream = raw
 

@@ -361,7 +361,8 @@ class MLP:
         if self._cuda:
             if x.get_device() != self._index:
                 raise self._device_error(x)
-            self._ctx._use_stream(_raw_stream(self._index))
+            # 0 is torch's legacy default stream; NULL would mean fmlp's own, so it goes as cudaStreamLegacy
+            self._ctx._use_stream(_raw_stream(self._index) or 1)
         try:
             xt, yt, bx, by = self._tl.b
         except AttributeError:
