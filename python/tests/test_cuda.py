@@ -85,8 +85,9 @@ def test_current_stream_is_used():
     assert ctx.stream == (torch.cuda.current_stream().cuda_stream or 1)
 
 
+@pytest.mark.parametrize("error_mode", ["global", "thread_local"])
 @pytest.mark.parametrize("graph", [False, True], ids=["plain", "fmlp_graph_on"])
-def test_capture_inside_torch_cuda_graph(graph):
+def test_capture_inside_torch_cuda_graph(graph, error_mode):
     torch.manual_seed(3)
     module = FakeLlamaMLP(256, 768, act=nn.GELU(approximate="tanh")).cuda().to(torch.bfloat16)
     f = fmlp.MLP.from_torch(module, mode="fused", graph=graph)
@@ -99,7 +100,7 @@ def test_capture_inside_torch_cuda_graph(graph):
                 f(static_x)
         torch.cuda.current_stream().wait_stream(side)
         g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
+        with torch.cuda.graph(g, capture_error_mode=error_mode):
             static_y = f(static_x)
         for _ in range(3):
             x = randn(16, 256, dtype=torch.bfloat16, device="cuda")
