@@ -52,7 +52,7 @@ def activation_of(act):
             return "gelu_tanh" if act.keywords.get("approximate", "none") == "tanh" else "gelu"
         return None
     F = torch.nn.functional
-    functions = {F.silu: "silu", F.gelu: "gelu", F.relu: "relu", torch.relu: "relu", torch.sigmoid: None}
+    functions = {F.silu: "silu", F.gelu: "gelu", F.relu: "relu", torch.relu: "relu"}
     try:
         if act in functions:
             return functions[act]

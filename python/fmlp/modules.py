@@ -383,7 +383,8 @@ class MLP:
         np = sys.modules.get("numpy")
         if np is not None and isinstance(x, np.ndarray):
             return self._call_numpy(np, x, mode)
-        if _torch is None and sys.modules.get("torch") is not None and isinstance(x, sys.modules["torch"].Tensor):
+        torch = sys.modules.get("torch")
+        if _torch is None and torch is not None and isinstance(x, torch.Tensor):
             _load_torch()
             return self(x, mode)
         raise InvalidArgument("x is a %s; pass a torch.Tensor (or a float32 numpy array on the CPU)"

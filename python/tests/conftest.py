@@ -2,9 +2,6 @@
 the same weights (random inputs, never zeros; outputs poisoned where fmlp
 writes into caller memory) with the project's per-dtype bounds; the shared
 pieces live here. GPU tests skip with a reason when no GPU is present."""
-import os
-import sys
-
 import pytest
 
 torch = pytest.importorskip("torch", reason="torch is not installed (apt-get install python3-torch)")
@@ -74,5 +71,3 @@ def cuda_skip_reason():
 
 
 requires_cuda = pytest.mark.skipif(not have_cuda(), reason=cuda_skip_reason() or "n/a")
-
-sys.path.insert(0, os.path.dirname(__file__))

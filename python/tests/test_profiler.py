@@ -108,7 +108,8 @@ def test_tensorboard_trace_handler(tmp_path, eager):
 
 def test_summary_object_and_text(eager):
     m, x = eager
-    with fmlp.profile(activities=[ProfilerActivity.CPU], schedule=fmlp.schedule(wait=0, warmup=1, active=3, repeat=1)) as prof:
+    sched = fmlp.schedule(wait=0, warmup=1, active=3, repeat=1)
+    with fmlp.profile(activities=[ProfilerActivity.CPU], schedule=sched) as prof:
         run(prof, m, x, steps=5)
     s = prof.summary()
     assert isinstance(s, fmlp.Summary) and s.device == "cpu"
