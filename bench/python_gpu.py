@@ -14,11 +14,16 @@ times per MLP forward, over --rows:
   fmlp graph     the same fmlp module through the package with fmlp's own
                  CUDA graph per forward (the C API's forward, graph mode)
   fmlp eager     the same, plain launches
+  C fused+graph  with --c-bench BUILD/fmlp_bench_cuda: the C program's own
+                 fused forward replayed from a CUDA graph, L2-warm, same
+                 sizes (its MLP is GeGLU, not SwiGLU: the same GEMMs, another
+                 epilogue), no Python anywhere
 
   FMLP_LIBRARY=build/libfmlp.so PYTHONPATH=python python3 bench/python_gpu.py [--layers 4] [--rows 1,16,128,1024,8192]
 """
 import argparse
 import json
+import subprocess
 import sys
 
 import torch
@@ -127,6 +132,18 @@ def loop_time_us(fn, reps):
     return best
 
 
+def c_bench_us(exe, rows):
+    """{rows: us} of fmlp_bench_cuda's warm fused+graph forward."""
+    out = subprocess.run([exe, "--rows", ",".join(str(r) for r in rows), "--dim", str(HIDDEN), "--hidden",
+                          str(INTER)], check=True, capture_output=True, text=True).stdout
+    got = {}
+    for line in out.splitlines():
+        r = json.loads(line)
+        if r.get("variant") == "fused+graph" and r.get("l2") == "warm":
+            got[r["rows"]] = r["us"]
+    return got
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--layers", type=int, default=4)
@@ -134,6 +151,7 @@ def main():
     ap.add_argument("--seq", type=int, default=64, help="tokens for the output check")
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--c-bench", default=None, help="fmlp_bench_cuda, for the C program's own forward time")
     a = ap.parse_args()
     if not torch.cuda.is_available() or fmlp.cuda_device_count() == 0:
         print("skipped: bench/python_gpu.py needs a GPU and a libfmlp.so built with CUDA")
@@ -159,10 +177,12 @@ def main():
     patched = [m for m in model.modules() if type(m).__name__ == "PatchedMLP"]
     f = patched[0].fmlp
     rows_out = []
-    print("\n%8s %16s %16s %16s %16s   (us per MLP forward)" % ("rows", "torch graph", "patched graph",
-                                                                  "fmlp graph", "fmlp eager"))
+    row_list = [int(r) for r in a.rows.split(",")]
+    c_us = c_bench_us(a.c_bench, row_list) if a.c_bench else {}
+    print("\n%8s %14s %14s %14s %14s %14s   (us per MLP forward)" % ("rows", "torch graph", "patched graph",
+                                                                        "fmlp graph", "fmlp eager", "C fused+graph"))
     with torch.inference_mode():
-        for rows in [int(r) for r in a.rows.split(",")]:
+        for rows in row_list:
             xs = torch.randn(rows, HIDDEN, device="cuda", dtype=torch.bfloat16)
             t_torch = graph_time_us(lambda: [m(xs) for m in mlps], a.reps) / len(mlps)
             t_patch = graph_time_us(lambda: [p(xs) for p in patched], a.reps) / len(patched)
@@ -171,9 +191,10 @@ def main():
             f.graph = True
             t_own = loop_time_us(lambda: f(xs), a.reps)
             f.graph = False
+            t_c = c_us.get(rows, float("nan"))
             rows_out.append(dict(rows=rows, torch_graph_us=t_torch, patched_graph_us=t_patch, fmlp_graph_us=t_own,
-                                 fmlp_eager_us=t_eager, plan=f.plan(rows).resolved))
-            print("%8d %16.1f %16.1f %16.1f %16.1f" % (rows, t_torch, t_patch, t_own, t_eager))
+                                 fmlp_eager_us=t_eager, c_fused_graph_us=t_c, plan=f.plan(rows).resolved))
+            print("%8d %14.1f %14.1f %14.1f %14.1f %14.1f" % (rows, t_torch, t_patch, t_own, t_eager, t_c))
     if a.json:
         with open(a.json, "w") as fh:
             json.dump(dict(origin=origin, layers=a.layers, output_rel_err=err, torch=torch.__version__,

@@ -15,14 +15,14 @@ S="$OUT/python_summary.txt"
 note() { echo "$*" | tee -a "$S"; }
 note "python: $($PY -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__, torch.cuda.get_device_name())' 2>&1 | tail -1)"
 cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release "-DFMLP_CUDA_GENCODE=-gencode=arch=compute_90a,code=sm_90a" >"$OUT/py_build.log" 2>&1 &&
-    cmake --build $B -j"$(nproc)" --target fmlp_shared test_cuda_stream forward_timing >>"$OUT/py_build.log" 2>&1
+    cmake --build $B -j"$(nproc)" --target fmlp_shared test_cuda_stream forward_timing fmlp_bench_cuda >>"$OUT/py_build.log" 2>&1
 note "build rc=$?"
 timeout 300 $B/tests/test_cuda_stream >"$OUT/test_cuda_stream.log" 2>&1
 note "test_cuda_stream rc=$? $(tail -1 "$OUT/test_cuda_stream.log")"
 export FMLP_LIBRARY=$B/libfmlp.so PYTHONPATH=$PWD/python
 (cd python/tests && timeout 900 $PY -m pytest -q -rs -p no:cacheprovider . >"$OUT/pytest.log" 2>&1)
 note "pytest rc=$? $(tail -1 "$OUT/pytest.log")"
-timeout 600 $PY bench/python_gpu.py --layers 4 --json "$OUT/python_gpu.json" >"$OUT/python_gpu.txt" 2>&1
+timeout 600 $PY bench/python_gpu.py --layers 4 --c-bench $B/fmlp_bench_cuda --json "$OUT/python_gpu.json" >"$OUT/python_gpu.txt" 2>&1
 note "python_gpu rc=$?"
 cat "$OUT/python_gpu.txt" | tee -a "$S"
 timeout 300 $PY bench/python_overhead.py --forward-timing $B/bench/forward_timing --json "$OUT/python_overhead_host.json" \
