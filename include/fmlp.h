@@ -291,6 +291,25 @@ fmlp_status fmlp_mlp_set_graph(fmlp_mlp *mlp, bool on);
 /* Waits for all device work of the context (no-op on the CPU). */
 fmlp_status fmlp_ctx_synchronize(fmlp_ctx *ctx);
 
+/* CUDA: the stream forwards go to. After fmlp_ctx_set_stream(ctx, s), the
+ * forwards the calling thread runs on ctx are enqueued on `s` (a
+ * cudaStream_t of the context's device, e.g. PyTorch's current stream), in
+ * order with the caller's other work there, and nothing waits for them to
+ * finish; NULL restores the context's own stream (for the legacy default
+ * stream, pass cudaStreamLegacy, (void *)1). The setting belongs to the
+ * calling thread, like PyTorch's current stream: other threads keep theirs.
+ * While the caller captures `s` into a CUDA graph of its own, forwards start
+ * no fmlp graph capture (fmlp_mlp_set_graph is ignored) and never
+ * synchronize: their kernels land in the caller's graph. Such a graph uses
+ * the context's workspace, so replay it in order with the context's other
+ * forwards (on the stream it was captured from), and capture only with
+ * device tensors. A CPU context accepts NULL as a no-op and refuses a
+ * stream with FMLP_ERR_UNSUPPORTED. */
+fmlp_status fmlp_ctx_set_stream(fmlp_ctx *ctx, void *stream);
+/* The stream the calling thread's forwards on ctx go to (the one set, else
+ * the context's own); NULL on the CPU. */
+fmlp_status fmlp_ctx_get_stream(fmlp_ctx *ctx, void **stream);
+
 /* The double-precision reference of the whole block on host data, rounding
  * inputs and weights as stored. x: (rows, dim) f64, y: (rows, out_dim) f64. */
 fmlp_status fmlp_mlp_reference(const fmlp_mlp *mlp, const double *x, int64_t rows, double *y);

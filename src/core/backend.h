@@ -91,6 +91,14 @@ typedef struct fmlp_backend {
     /* Describes the context's device for the trace's "deviceProperties";
      * false when it cannot. */
     bool (*device_props)(fmlp_ctx *ctx, fmlp_device_props *out);
+    /* Streams, as fmlp_ctx_set_stream documents them: set_stream directs
+     * the calling thread's forwards on ctx to `stream` (NULL: the
+     * context's own) and get_stream says where they go now. */
+    fmlp_status (*set_stream)(fmlp_ctx *ctx, void *stream);
+    void *(*get_stream)(fmlp_ctx *ctx);
+    /* Whether the caller is capturing the calling thread's stream into a
+     * graph of its own: the executor then neither captures nor waits. */
+    bool (*caller_capturing)(fmlp_ctx *ctx);
 } fmlp_backend;
 
 /* The backend that runs `device`; fails for an unknown device, or for a

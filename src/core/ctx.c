@@ -148,3 +148,19 @@ fmlp_status fmlp_ctx_synchronize(fmlp_ctx *ctx)
     if (!ctx) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_ctx_synchronize: ctx is NULL");
     return ctx->be->synchronize ? ctx->be->synchronize(ctx) : FMLP_OK;
 }
+
+fmlp_status fmlp_ctx_set_stream(fmlp_ctx *ctx, void *stream)
+{
+    if (!ctx) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_ctx_set_stream: ctx is NULL");
+    if (ctx->be->set_stream) return ctx->be->set_stream(ctx, stream);
+    if (!stream) return FMLP_OK;
+    return fmlp_fail(FMLP_ERR_UNSUPPORTED, "fmlp_ctx_set_stream: a %s context has no streams; pass NULL, or set the "
+                     "stream on a CUDA context", ctx->be->name);
+}
+
+fmlp_status fmlp_ctx_get_stream(fmlp_ctx *ctx, void **stream)
+{
+    if (!ctx || !stream) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_ctx_get_stream: ctx and stream must not be NULL");
+    *stream = ctx->be->get_stream ? ctx->be->get_stream(ctx) : NULL;
+    return FMLP_OK;
+}

@@ -29,6 +29,9 @@ static const fmlp_backend cuda_backend = {
     .prof_stop = fmlp_cu_prof_stop,
     .auto_mode = fmlp_cu_auto_mode,
     .device_props = fmlp_cu_device_props,
+    .set_stream = fmlp_cu_set_stream,
+    .get_stream = fmlp_cu_get_stream,
+    .caller_capturing = fmlp_cu_caller_capturing,
 };
 
 const fmlp_backend *fmlp_cuda_backend_get(void) { return &cuda_backend; }

@@ -1,8 +1,8 @@
 /* Why: the CUDA backend is split by concern (status.c, discovery.c,
- * memory.c, weights.c, dispatch.c, policy.c, lt.c, graph.c, cupti.c); this
+ * stream.c, memory.c, weights.c, dispatch.c, policy.c, lt.c, graph.c, cupti.c); this
  * is the state they share, one per context, the packed-weight record every
- * GEMM path reads, and each file's entry points. status.c is the leaf every
- * other file may call; backend.c only assembles the table. */
+ * GEMM path reads, and each file's entry points. status.c and stream.c are
+ * the leaves every other file may call; backend.c only assembles the table. */
 #ifndef FMLP_CUDA_INTERNAL_H
 #define FMLP_CUDA_INTERNAL_H
 
@@ -46,6 +46,7 @@ typedef struct {
 } fmlp_cu_block;
 
 typedef struct {
+    uint64_t id; /* unique per context, for stream.c's per-thread streams */
     int device;
     int sm_count;
     int cc_major;
@@ -91,10 +92,19 @@ static inline fmlp_cu_state *fmlp_cu_state_of(fmlp_ctx *ctx) { return (fmlp_cu_s
 
 /* A failed CUDA call as a status with a message naming the call. */
 fmlp_status fmlp_cu_fail(cudaError_t e, const char *what);
-/* The stream kernels go to on the calling thread (the capture stream while
- * this thread captures a graph). */
+
+/* ---- stream.c: the stream work goes to, per thread */
+
+void fmlp_cu_stream_init(fmlp_cu_state *st);
+/* The stream kernels go to on the calling thread: the capture stream while
+ * this thread captures an fmlp graph, else the stream it set, else the
+ * context's own. */
 cudaStream_t fmlp_cu_stream(fmlp_cu_state *st);
 void fmlp_cu_set_capturing(fmlp_cu_state *st, bool on);
+/* Backend table entries (fmlp_ctx_set_stream and its neighbours). */
+fmlp_status fmlp_cu_set_stream(fmlp_ctx *ctx, void *stream);
+void *fmlp_cu_get_stream(fmlp_ctx *ctx);
+bool fmlp_cu_caller_capturing(fmlp_ctx *ctx);
 
 /* ---- discovery.c: devices, a context's device state, descriptions */
 

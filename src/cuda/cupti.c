@@ -308,9 +308,7 @@ static const char *memcpy_name(uint32_t kind)
 fmlp_status fmlp_cu_prof_stop(fmlp_ctx *ctx, struct fmlp_profiler *prof)
 {
     if (!G.active) return FMLP_OK;
-    fmlp_cu_state *st = fmlp_cu_state_of(ctx);
-    cudaStreamSynchronize(st->stream);
-    (void)cudaGetLastError();
+    if (fmlp_cu_synchronize(ctx) != FMLP_OK) fmlp_clear_error();
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     for (size_t i = 0; i < N_KINDS; i++) cuptiActivityDisable(KINDS[i]);
     G.active = 0;

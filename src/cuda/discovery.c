@@ -52,6 +52,7 @@ fmlp_status fmlp_cu_init(fmlp_ctx *ctx, const fmlp_ctx_options *opt)
     fmlp_cu_state *st = calloc(1, sizeof *st);
     if (!st) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of host memory creating the CUDA backend");
     st->device = opt->device_index;
+    fmlp_cu_stream_init(st);
     pthread_mutex_init(&st->lock, NULL);
     pthread_mutex_init(&st->graph_lock, NULL);
     ctx->be_state = st;

@@ -28,7 +28,7 @@ static fmlp_status launch(fmlp_cu_state *st, cudaGraphExec_t exec, int64_t corre
 {
     const bool tagged = correlation != 0 && fmlp_cu_prof_active();
     if (tagged) fmlp_cu_prof_push(correlation);
-    cudaError_t e = cudaGraphLaunch(exec, st->stream);
+    cudaError_t e = cudaGraphLaunch(exec, fmlp_cu_stream(st));
     if (tagged) fmlp_cu_prof_pop();
     return e == cudaSuccess ? FMLP_OK : fmlp_cu_fail(e, "cudaGraphLaunch");
 }
@@ -62,8 +62,8 @@ fmlp_status fmlp_cu_graph_begin(fmlp_ctx *ctx)
     fmlp_cu_state *st = fmlp_cu_state_of(ctx);
     pthread_mutex_lock(&st->graph_lock);
     cudaSetDevice(st->device);
-    /* the capture must see the context stream's earlier work as done */
-    cudaError_t e = cudaStreamSynchronize(st->stream);
+    /* the capture must see the earlier work of the stream it replays on as done */
+    cudaError_t e = cudaStreamSynchronize(fmlp_cu_stream(st));
     if (e == cudaSuccess) e = cudaStreamBeginCapture(st->capture_stream, cudaStreamCaptureModeRelaxed);
     if (e != cudaSuccess) {
         pthread_mutex_unlock(&st->graph_lock);
@@ -100,7 +100,7 @@ fmlp_status fmlp_cu_graph_end(fmlp_ctx *ctx, const void *key, size_t key_bytes, 
         slot = &st->graphs[0];
         for (int i = 1; i < st->n_graphs; i++)
             if (st->graphs[i].last_use < slot->last_use) slot = &st->graphs[i];
-        cudaStreamSynchronize(st->stream);
+        cudaStreamSynchronize(fmlp_cu_stream(st));
         graph_drop(slot);
     }
     slot->key = kcopy;

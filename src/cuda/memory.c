@@ -175,10 +175,14 @@ fmlp_status fmlp_cu_copy2d(fmlp_ctx *ctx, void *dst, size_t dld, fmlp_device dst
     return e == cudaSuccess ? FMLP_OK : fmlp_cu_fail(e, "cudaMemcpy2DAsync");
 }
 
+/* The context's own stream and the one this thread set; nothing runs on a
+ * stream the caller is capturing, so there is nothing to wait for there. */
 fmlp_status fmlp_cu_synchronize(fmlp_ctx *ctx)
 {
     fmlp_cu_state *st = fmlp_cu_state_of(ctx);
     cudaError_t e = cudaStreamSynchronize(st->stream);
+    cudaStream_t mine = fmlp_cu_stream(st);
+    if (e == cudaSuccess && mine != st->stream && !fmlp_cu_caller_capturing(ctx)) e = cudaStreamSynchronize(mine);
     return e == cudaSuccess ? FMLP_OK : fmlp_cu_fail(e, "cudaStreamSynchronize");
 }
 

@@ -123,7 +123,9 @@ static fmlp_status run_graph(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *bufs,
 static fmlp_status run_plan(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *bufs)
 {
     struct fmlp_profiler *prof = m->ctx->prof;
-    bool graph = m->graph && m->ctx->be->graph_launch;
+    const fmlp_backend *be = m->ctx->be;
+    /* Inside the caller's own capture, the kernels go into its graph. */
+    bool graph = m->graph && be->graph_launch && !(be->caller_capturing && be->caller_capturing(m->ctx));
     int64_t outer = prof ? outer_begin(prof, m, p, bufs[FMLP_BUF_X].rows) : 0;
     fmlp_status s;
     if (graph)
@@ -164,6 +166,11 @@ fmlp_status fmlp_mlp_forward(fmlp_mlp *m, fmlp_mode mode, const fmlp_tensor *x, 
     }
     bool stage_x = ctx->device != FMLP_DEVICE_CPU && x->device == FMLP_DEVICE_CPU;
     bool stage_y = ctx->device != FMLP_DEVICE_CPU && y->device == FMLP_DEVICE_CPU;
+    if ((stage_x || stage_y) && ctx->be->caller_capturing && ctx->be->caller_capturing(ctx)) {
+        fmlp_plan_release(m, p);
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "host tensors need a synchronizing copy, which a stream being "
+                         "captured into a CUDA graph cannot run; pass device tensors while capturing");
+    }
     size_t off_x = total;
     if (stage_x) total += ((size_t)(rows * d->dim) * es + 63) & ~(size_t)63;
     size_t off_y = total;
