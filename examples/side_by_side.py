@@ -44,28 +44,41 @@ def torch_profile(fn, device):
     return prof
 
 
-# aten ops that only make views, allocate or flag, and aten::matmul, which
-# runs under aten::linear (torch 1.13's event tree at times lifts it to the
-# top of a step): not kernels
-_NOT_KERNELS = {"aten::matmul", "aten::empty", "aten::empty_strided", "aten::empty_like", "aten::t", "aten::transpose",
+# aten ops that only make views, allocate or flag: not kernels
+_NOT_KERNELS = {"aten::empty", "aten::empty_strided", "aten::empty_like", "aten::t", "aten::transpose",
                 "aten::expand", "aten::as_strided", "aten::view", "aten::reshape", "aten::_unsafe_view",
                 "aten::_reshape_alias", "aten::resize_", "aten::detach", "aten::alias", "aten::unsqueeze",
                 "aten::squeeze", "aten::permute", "aten::lift_fresh", "aten::resolve_conj", "aten::resolve_neg"}
 
 
+def _computes(e):
+    return e.name.startswith("aten::") and e.name not in _NOT_KERNELS
+
+
+def _in_step(e):
+    while e is not None:
+        if e.name.startswith("ProfilerStep"):
+            return True
+        e = e.cpu_parent
+    return False
+
+
+def _inside(inner, outer):
+    a, b = inner.time_range, outer.time_range
+    return inner is not outer and inner.thread == outer.thread and b.start <= a.start and a.end <= b.end
+
+
 def torch_kernels_per_step(prof, device):
-    """GPU kernels per recorded step (CUDA); on the CPU, the aten ops each
-    step runs at its top (aten::linear, aten::gelu, aten::mul: each one
-    parallel region), views and allocations left out."""
-    n = 0
-    for e in prof.events():
-        if device.startswith("cuda"):
-            n += str(getattr(e, "device_type", "")).endswith("CUDA") and "Memcpy" not in e.name \
-                and "Memset" not in e.name
-        else:
-            parent = e.cpu_parent.name if e.cpu_parent is not None else ""
-            n += parent.startswith("ProfilerStep") and e.name.startswith("aten::") and e.name not in _NOT_KERNELS
-    return n / STEPS["active"]
+    """GPU kernels per recorded step (CUDA); on the CPU, the innermost aten
+    ops that compute (aten::addmm, aten::gelu, aten::mul: each one parallel
+    region), views and allocations left out. Innermost by time, because
+    torch 1.13's event tree at times lifts an op out of its parent."""
+    if device.startswith("cuda"):
+        n = sum(str(getattr(e, "device_type", "")).endswith("CUDA") and "Memcpy" not in e.name
+                and "Memset" not in e.name for e in prof.events())
+        return n / STEPS["active"]
+    ops = [e for e in prof.events() if _computes(e) and _in_step(e)]
+    return sum(not any(_inside(o, e) for o in ops) for e in ops) / STEPS["active"]
 
 
 def fmlp_profile(fn, device):
