@@ -11,7 +11,10 @@ typedef enum {
     FMLP_KERNEL_GEMM_GLU, /* out = act(in0 · Gᵀ + bg) * (in0 · Uᵀ + bu), one pass over in0 */
     FMLP_KERNEL_ACT,      /* out = act(in0) */
     FMLP_KERNEL_MUL,      /* out = in0 * in1 */
-    FMLP_KERNEL_GLU       /* out = act(in0) * in1, one pointwise pass */
+    FMLP_KERNEL_GLU,      /* out = act(in0) * in1, one pointwise pass */
+    FMLP_KERNEL_MLP       /* a whole gated block in one kernel: in1 = act(in0 · Gᵀ + bg) * (in0 · Uᵀ + bu)
+                             (workspace, rows × hidden), out = in1 · Dᵀ + bd; n = out_dim, k = dim;
+                             planned only where the backend's one_kernel_mlp says so */
 } fmlp_kernel_kind;
 
 /* Buffers a kernel reads or writes: the forward's x and y, or workspace. */
@@ -27,6 +30,8 @@ typedef struct {
     const char *parent; /* the module op it belongs to, e.g. "fmlp::linear" */
     char name[96];      /* filled by the backend: the code path that runs */
     int64_t flops, bytes;
+    bool fused;         /* planned by mode fused: the backend may run its own kernel rather than a
+                           library GEMM, and start it before the previous kernel ends */
 } fmlp_kernel;
 
 #endif
