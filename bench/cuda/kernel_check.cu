@@ -3,7 +3,8 @@
  * pointwise kernel (random data, poisoned outputs, f64 reference on sampled
  * rows) and report its speed on the tutorial's GeGLU shapes.
  * Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Isrc
- *        bench/cuda/kernel_check.cu src/cuda/gemm.cu src/cuda/gemm_tma.cu src/cuda/pointwise.cu */
+ *        bench/cuda/kernel_check.cu src/cuda/gemm.cu src/cuda/gemm_tma.cu src/cuda/gemm_stream.cu
+ *        src/cuda/pointwise.cu */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <math.h>
@@ -66,6 +67,7 @@ static const char *dtn(int dt) { return dt == FMLP_F32 ? "f32" : dt == FMLP_BF16
 static double tol(int dt) { return dt == FMLP_F32 ? 1e-5 : dt == FMLP_BF16 ? 1e-2 : 2e-3; }
 
 static int fails = 0, checks = 0, g_sms = 0;
+static void *g_scratch = NULL; /* FMLP_CU_SCRATCH_BYTES, zeroed, as a context holds it */
 
 /* A kernel to check or time: a variant, and for the wgmma variant one of
  * its tile configurations (-1: the one picked for the shape, launched
@@ -122,7 +124,8 @@ static void check_gemm(int dt, bool glu, int act, int64_t m, int64_t n, int64_t 
     CK(cudaMemcpy(dw, hw.data(), hw.size(), cudaMemcpyHostToDevice));
     CK(cudaMemcpy(db, hb.data(), hb.size(), cudaMemcpyHostToDevice));
     CK(cudaMemset(dout, 0xff, m * ldo * es));
-    fmlp_cu_gemm_args a = {dt, act, glu, m, n, k, nw, dx, ldx, dw, bias ? db : NULL, dout, ldo, g_sms};
+    fmlp_cu_gemm_args a = {dt, act, glu, m, n, k, nw, dx, ldx, dw, bias ? db : NULL, dout, ldo, g_sms,
+                           g_scratch, false, 0, 0};
     CK(launch(0, &a, v));
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
@@ -224,10 +227,12 @@ int main(void)
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     CK(cudaDeviceGetAttribute(&ccm, cudaDevAttrComputeCapabilityMajor, 0));
     g_sms = sms;
+    CK(cudaMalloc(&g_scratch, FMLP_CU_SCRATCH_BYTES));
+    CK(cudaMemset(g_scratch, 0, FMLP_CU_SCRATCH_BYTES));
     const int dts[3] = {FMLP_BF16, FMLP_F16, FMLP_F32};
     const int64_t ms[] = {1, 5, 16, 33, 64, 65, 130, 1000};
     /* every kernel the device offers: the generic variants, then each wgmma configuration */
-    std::vector<kv> all = {{FMLP_CU_GEMM_SIMT, 0}, {FMLP_CU_GEMM_GEMV, 0}, {FMLP_CU_GEMM_TILE64, 0},
+    std::vector<kv> all = {{FMLP_CU_GEMM_SIMT, 0}, {FMLP_CU_GEMM_STREAM, 0}, {FMLP_CU_GEMM_TILE64, 0},
                            {FMLP_CU_GEMM_TILE128, 0}};
     if (ccm == 9)
         for (int c = 0; c < fmlp_cu_gemm_wgmma_configs(); c++) all.push_back({FMLP_CU_GEMM_WGMMA, c});
@@ -237,7 +242,7 @@ int main(void)
             if (quick && m > 130) continue;
             for (const kv &v : all) {
                 if (dt == FMLP_F32 && v.v != FMLP_CU_GEMM_SIMT) continue;
-                if (v.v == FMLP_CU_GEMM_GEMV && m > 64) continue;
+                if (v.v == FMLP_CU_GEMM_STREAM && m > 64) continue;
                 if (dt == FMLP_F32 && m > 200) continue;
                 check_gemm(dt, true, FMLP_ACT_GELU_TANH, m, 136, 264, 264, true, v);
                 check_gemm(dt, false, FMLP_ACT_NONE, m, 100, 72, 80, true, v);
@@ -255,7 +260,7 @@ int main(void)
         }
         if (dt != FMLP_F32 && !quick) {
             check_gemm(dt, true, FMLP_ACT_GELU_TANH, 1000, 3072, 768, 768, true, {FMLP_CU_GEMM_TILE128, 0});
-            check_gemm(dt, true, FMLP_ACT_GELU_TANH, 64, 3072, 768, 768, true, {FMLP_CU_GEMM_GEMV, 0});
+            check_gemm(dt, true, FMLP_ACT_GELU_TANH, 64, 3072, 768, 768, true, {FMLP_CU_GEMM_STREAM, 0});
             check_gemm(dt, false, FMLP_ACT_NONE, 300, 768, 3072, 3072, true, {FMLP_CU_GEMM_TILE64, 0});
             for (const kv &v : all) {
                 if (v.v != FMLP_CU_GEMM_WGMMA) continue;
@@ -304,14 +309,16 @@ int main(void)
     printf("\n%-6s %-34s %10s %9s | %-34s %10s %9s\n", "rows", "glu kernel", "us", "TFLOP/s", "down kernel", "us",
            "TFLOP/s");
     for (int64_t m : rows) {
-        fmlp_cu_gemm_args g = {FMLP_BF16, FMLP_ACT_GELU_TANH, true, m, hid, dim, 2 * hid, x, dim, w, b, h, hid, sms};
-        fmlp_cu_gemm_args dn = {FMLP_BF16, FMLP_ACT_NONE, false, m, dim, hid, dim, h, hid, w2, b, y, dim, sms};
-        std::vector<kv> cand = {{FMLP_CU_GEMM_GEMV, 0}, {FMLP_CU_GEMM_TILE128, 0}};
+        fmlp_cu_gemm_args g = {FMLP_BF16, FMLP_ACT_GELU_TANH, true, m, hid, dim, 2 * hid, x, dim, w, b, h, hid, sms,
+                               g_scratch, false, 0, 0};
+        fmlp_cu_gemm_args dn = {FMLP_BF16, FMLP_ACT_NONE, false, m, dim, hid, dim, h, hid, w2, b, y, dim, sms,
+                                g_scratch, false, 0, 0};
+        std::vector<kv> cand = {{FMLP_CU_GEMM_STREAM, 0}, {FMLP_CU_GEMM_TILE128, 0}};
         if (ccm == 9)
             for (int c = 0; c < fmlp_cu_gemm_wgmma_configs(); c++) cand.push_back({FMLP_CU_GEMM_WGMMA, c});
         const fmlp_cu_gemm_variant picked = fmlp_cu_gemm_pick(&g, sms, ccm);
         for (const kv &c : cand) {
-            if (c.v == FMLP_CU_GEMM_GEMV && m > 64) continue;
+            if (c.v == FMLP_CU_GEMM_STREAM && m > 64) continue;
             const int iters = m >= 8192 ? 20 : 200;
             const float tg = time_it(s, &g, c, iters);
             const float td = time_it(s, &dn, c, iters);

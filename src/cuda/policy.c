@@ -1,7 +1,9 @@
 /* Why: what `auto` runs on a CUDA device is a measured judgement per
  * architecture, block and dtype; it lives apart from the mechanics. */
 #include <stdio.h>
+#include <stdlib.h>
 
+#include "core/error.h"
 #include "cuda/cuda_internal.h"
 #include "cuda/kernels.h"
 
@@ -38,4 +40,25 @@ bool fmlp_cu_supports(fmlp_block block, fmlp_dtype dtype, fmlp_mode mode, char *
     (void)mode;
     if (why_len) why[0] = 0;
     return true;
+}
+
+static fmlp_status env_int(const char *name, int lo, int hi, int *out)
+{
+    const char *v = getenv(name);
+    if (!v || !*v) return FMLP_OK;
+    char *end;
+    const long n = strtol(v, &end, 10);
+    if (*end || n < lo || n > hi)
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "%s=%s: expected an integer from %d to %d; unset it for the default",
+                         name, v, lo, hi);
+    *out = (int)n;
+    return FMLP_OK;
+}
+
+fmlp_status fmlp_cu_policy_init(fmlp_cu_state *st)
+{
+    int pdl = st->cc_major >= 9;
+    fmlp_status s = env_int("FMLP_CUDA_PDL", 0, 1, &pdl);
+    st->pdl = pdl && st->cc_major >= 9;
+    return s;
 }
