@@ -29,6 +29,7 @@ static const fmlp_backend cuda_backend = {
     .prof_stop = fmlp_cu_prof_stop,
     .auto_mode = fmlp_cu_auto_mode,
     .device_props = fmlp_cu_device_props,
+    .one_kernel_mlp = fmlp_cu_one_kernel_mlp,
 };
 
 const fmlp_backend *fmlp_cuda_backend_get(void) { return &cuda_backend; }

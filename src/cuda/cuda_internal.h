@@ -55,6 +55,8 @@ typedef struct {
     bool force_own;              /* FMLP_CUDA_OWN_GEMM=1: fmlp's GEMMs instead of cuBLASLt */
     bool pdl;                    /* streaming kernels launch as programmatic dependents (cc >= 9) */
     bool capture_pdl;            /* fmlp_cu_pdl_now() when the capture in progress began */
+    bool coop;                   /* the device runs cooperative launches */
+    int one_kernel_max_rows;     /* fused gated blocks up to this many rows run as one kernel */
     void *scratch;               /* FMLP_CU_SCRATCH_BYTES, zeroed once: split-K sums, counters, grid barrier */
     pthread_mutex_t lock;        /* guards the caches below */
 
@@ -142,6 +144,7 @@ fmlp_status fmlp_cu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k, c
 bool fmlp_cu_supports(fmlp_block block, fmlp_dtype dtype, fmlp_mode mode, char *why, size_t why_len);
 /* Reads the policy's environment overrides into st (after the device facts). */
 fmlp_status fmlp_cu_policy_init(fmlp_cu_state *st);
+bool fmlp_cu_one_kernel_mlp(fmlp_ctx *ctx, const fmlp_mlp_desc *d, int64_t rows);
 fmlp_mode fmlp_cu_auto_mode(fmlp_ctx *ctx, fmlp_block block, fmlp_dtype dtype, int64_t rows, char *why,
                             size_t why_len);
 

@@ -1,6 +1,6 @@
 /* Why: each planned kernel goes to cuBLASLt (plain GEMMs, as aten::addmm
  * runs them) or to fmlp's own kernels (epilogue GEMMs, fused mode's small
- * batches, pointwise), named before it runs with the
+ * batches, the one-kernel MLP, pointwise), named before it runs with the
  * name CUPTI will report, and launched on the calling thread's stream,
  * tagged for the profiler. */
 #include <stdio.h>
@@ -57,6 +57,11 @@ void fmlp_cu_name_kernel(fmlp_ctx *ctx, fmlp_dtype dtype, fmlp_kernel *k)
                                   : fmlp_cu_gemm_name(&a, fmlp_cu_gemm_pick(&a, st->sm_count, st->cc_major));
         break;
     }
+    case FMLP_KERNEL_MLP: {
+        const fmlp_cu_gemm_args a = gemm_args(st, dtype, k->act, true, k->m, 0, k->k, NULL, NULL, NULL);
+        name = fmlp_cu_mlp_name(&a);
+        break;
+    }
     default: {
         const int64_t v = dtype == FMLP_F32 ? 4 : 8;
         fmlp_cu_pointwise(NULL, false, dtype, pw_op(k->kind), k->act, k->n % v == 0, k->m, k->n, NULL, 0, NULL, 0, NULL,
@@ -72,6 +77,20 @@ static bool packed_for(const fmlp_cu_packed *p, fmlp_dtype dtype, bool glu, int6
     return p && p->dtype == dtype && p->glu == glu && p->n == n && p->k == k;
 }
 
+/* The one-kernel MLP; x or h rows that are not 16-byte aligned (odd views)
+ * run as the GLU GEMM and the down GEMM instead. */
+static cudaError_t run_mlp(fmlp_cu_state *st, cudaStream_t stream, fmlp_dtype dtype, const fmlp_kernel *k,
+                           const fmlp_cu_packed *pg, const fmlp_cu_packed *pd, const fmlp_tensor *x, const fmlp_tensor *h,
+                           fmlp_tensor *y)
+{
+    const fmlp_cu_gemm_args glu = gemm_args(st, dtype, k->act, true, k->m, pg->n, k->k, pg, x, h);
+    const fmlp_cu_gemm_args down = gemm_args(st, dtype, FMLP_ACT_NONE, false, k->m, k->n, pg->n, pd, h, y);
+    if (st->coop && fmlp_cu_mlp_fits(&glu, &down)) return fmlp_cu_mlp(stream, &glu, &down);
+    cudaError_t e = fmlp_cu_gemm(stream, &glu, fmlp_cu_gemm_pick(&glu, st->sm_count, st->cc_major));
+    if (e == cudaSuccess) e = fmlp_cu_gemm(stream, &down, fmlp_cu_gemm_pick(&down, st->sm_count, st->cc_major));
+    return e;
+}
+
 fmlp_status fmlp_cu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k, const void *packed,
                         const fmlp_tensor *in0, const fmlp_tensor *in1, fmlp_tensor *out, int64_t correlation)
 {
@@ -81,10 +100,18 @@ fmlp_status fmlp_cu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k, c
     if (s == FMLP_OK) s = fmlp_cu_check_device_ptr(st, "output", out->data, dtype, true);
     if (s != FMLP_OK) return s;
     const bool gemm = k->kind == FMLP_KERNEL_GEMM || k->kind == FMLP_KERNEL_GEMM_GLU;
-    const fmlp_cu_packed *p = gemm ? packed : NULL;
+    const fmlp_cu_packed *p = gemm ? packed : NULL, *pg = NULL, *pd = NULL;
     if (gemm && !packed_for(p, dtype, k->kind == FMLP_KERNEL_GEMM_GLU, k->n, k->k))
         return fmlp_fail(FMLP_ERR_INTERNAL, "CUDA %s kernel given weights packed for another shape or dtype",
                          k->kind == FMLP_KERNEL_GEMM_GLU ? "GEMM_GLU" : "GEMM");
+    if (k->kind == FMLP_KERNEL_MLP) {
+        const void *const *pair = packed;
+        pg = pair ? pair[0] : NULL;
+        pd = pair ? pair[1] : NULL;
+        if (!in1 || !pg || !packed_for(pg, dtype, true, pg->n, k->k) || !packed_for(pd, dtype, false, k->n, pg->n) ||
+            in1->cols < pg->n)
+            return fmlp_fail(FMLP_ERR_INTERNAL, "CUDA MLP kernel given packings or a workspace for another shape");
+    }
     if (k->m <= 0) return FMLP_OK;
     cudaStream_t stream = fmlp_cu_stream(st);
     const bool tagged = correlation != 0 && fmlp_cu_prof_active();
@@ -97,6 +124,8 @@ fmlp_status fmlp_cu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k, c
             s = fmlp_cu_lt_gemm(st, stream, dtype, k->m, k->n, k->k, in0->data, in0->ld, p->w, p->b, out->data, out->ld);
         else
             e = fmlp_cu_gemm(stream, &a, fmlp_cu_gemm_pick(&a, st->sm_count, st->cc_major));
+    } else if (k->kind == FMLP_KERNEL_MLP) {
+        e = run_mlp(st, stream, dtype, k, pg, pd, in0, in1, out);
     } else {
         const void *b = in1 ? in1->data : NULL;
         const int64_t ldb = in1 ? in1->ld : 0;

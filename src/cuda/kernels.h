@@ -81,6 +81,18 @@ const char *fmlp_cu_gemm_stream_name(const fmlp_cu_gemm_args *a);
 cudaError_t fmlp_cu_gemm_stream(cudaStream_t s, const fmlp_cu_gemm_args *a);
 void fmlp_cu_gemm_stream_describe(const fmlp_cu_gemm_args *a, char *buf, size_t len);
 
+/* A whole gated MLP as one cooperative launch (mlp_stream.cu): glu (x -> h,
+ * GLU packing) then down (h -> y), with a grid-wide barrier between. Both
+ * args as for fmlp_cu_gemm, with glu->out == down->x (the (m, n) workspace,
+ * row stride glu->ldo == down->ldx, 16-byte aligned rows) and the same
+ * scratch (required: it holds the barrier). fits says whether the pair can
+ * run so (pointers NULL: assume aligned); the device must support
+ * cooperative launches. */
+bool fmlp_cu_mlp_fits(const fmlp_cu_gemm_args *glu, const fmlp_cu_gemm_args *down);
+const char *fmlp_cu_mlp_name(const fmlp_cu_gemm_args *glu);
+cudaError_t fmlp_cu_mlp(cudaStream_t s, const fmlp_cu_gemm_args *glu, const fmlp_cu_gemm_args *down);
+void fmlp_cu_mlp_describe(const fmlp_cu_gemm_args *glu, const fmlp_cu_gemm_args *down, char *buf, size_t len);
+
 /* The wgmma variant (gemm_tma.cu); fmlp_cu_gemm dispatches to it. It needs
  * the driver's tensor-map encoder (ready), x and w rows 16-byte aligned.
  * Its tile configurations are numbered 0..configs()-1 for benchmarks;
