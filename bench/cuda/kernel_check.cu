@@ -1,73 +1,29 @@
 /* Why: checks and times fmlp's CUDA kernels on their own, without the rest
  * of the library, so a device run can validate every GEMM variant and
  * pointwise kernel (random data, poisoned outputs, f64 reference on sampled
- * rows) and report its speed on the tutorial's GeGLU shapes.
+ * rows) and report its speed on the tutorial's GeGLU shapes; kc_stream.cu
+ * and kc_timing.cu add the small-batch kernels. KC_QUICK=1: a short subset
+ * (sanitizers); KC_SMALL=1: only the small-batch checks and timings.
  * Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Isrc
- *        bench/cuda/kernel_check.cu src/cuda/gemm.cu src/cuda/gemm_tma.cu src/cuda/gemm_stream.cu
- *        src/cuda/pointwise.cu */
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
+ *        bench/cuda/kernel_check.cu bench/cuda/kc_stream.cu bench/cuda/kc_timing.cu
+ *        src/cuda/gemm.cu src/cuda/gemm_tma.cu src/cuda/gemm_stream.cu src/cuda/mlp_stream.cu
+ *        src/cuda/pointwise.cu -o kernel_check */
 #include <string.h>
 #include <vector>
 
-#include "cuda/kernels.h"
-#include "fmlp.h"
+#include "kc_common.h"
 
-#define CK(x)                                                                                   \
-    do {                                                                                        \
-        cudaError_t e_ = (x);                                                                   \
-        if (e_ != cudaSuccess) {                                                                \
-            printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__);     \
-            exit(1);                                                                            \
-        }                                                                                       \
-    } while (0)
+int kc_fails = 0, kc_checks = 0, kc_sms = 0, kc_ccm = 0;
+void *kc_scratch = NULL;
 
 static uint64_t rng = 88172645463325252ull;
-static double urand(double lo, double hi)
+double kc_urand(double lo, double hi)
 {
     rng ^= rng << 13;
     rng ^= rng >> 7;
     rng ^= rng << 17;
     return lo + (hi - lo) * ((double)(rng >> 11) / 9007199254740992.0);
 }
-
-static size_t esize(int dt) { return dt == FMLP_F32 ? 4 : 2; }
-static double rounded(int dt, double v)
-{
-    if (dt == FMLP_BF16) return (double)__bfloat162float(__float2bfloat16_rn((float)v));
-    if (dt == FMLP_F16) return (double)__half2float(__float2half_rn((float)v));
-    return (double)(float)v;
-}
-static void put(int dt, void *p, size_t i, double v)
-{
-    if (dt == FMLP_BF16) ((__nv_bfloat16 *)p)[i] = __float2bfloat16_rn((float)v);
-    else if (dt == FMLP_F16) ((__half *)p)[i] = __float2half_rn((float)v);
-    else ((float *)p)[i] = (float)v;
-}
-static double get(int dt, const void *p, size_t i)
-{
-    if (dt == FMLP_BF16) return __bfloat162float(((const __nv_bfloat16 *)p)[i]);
-    if (dt == FMLP_F16) return __half2float(((const __half *)p)[i]);
-    return ((const float *)p)[i];
-}
-static double act_d(int act, double x)
-{
-    switch (act) {
-    case FMLP_ACT_GELU: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
-    case FMLP_ACT_GELU_TANH: return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
-    case FMLP_ACT_SILU: return x / (1.0 + exp(-x));
-    case FMLP_ACT_RELU: return x > 0 ? x : 0;
-    default: return x;
-    }
-}
-static const char *dtn(int dt) { return dt == FMLP_F32 ? "f32" : dt == FMLP_BF16 ? "bf16" : "f16"; }
-static double tol(int dt) { return dt == FMLP_F32 ? 1e-5 : dt == FMLP_BF16 ? 1e-2 : 2e-3; }
-
-static int fails = 0, checks = 0, g_sms = 0;
-static void *g_scratch = NULL; /* FMLP_CU_SCRATCH_BYTES, zeroed, as a context holds it */
 
 /* A kernel to check or time: a variant, and for the wgmma variant one of
  * its tile configurations (-1: the one picked for the shape, launched
@@ -91,28 +47,28 @@ static const char *kname(const fmlp_cu_gemm_args *a, kv k)
  * per branch, packed as the backend packs them. */
 static void check_gemm(int dt, bool glu, int act, int64_t m, int64_t n, int64_t k, int64_t ldx, bool bias, kv v)
 {
-    const size_t es = esize(dt);
+    const size_t es = kc_esize(dt);
     const int64_t nw = glu ? 2 * ((n + 7) / 8 * 8) : n;
     std::vector<double> xs(m * k), wg(n * k), wu(glu ? n * k : 0), bg(n), bu(n);
     std::vector<char> hx(m * ldx * es), hw(nw * k * es, 0), hb(nw * es, 0);
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < k; j++) {
-            xs[i * k + j] = rounded(dt, urand(-1, 1));
-            put(dt, hx.data(), i * ldx + j, xs[i * k + j]);
+            xs[i * k + j] = kc_rounded(dt, kc_urand(-1, 1));
+            kc_put(dt, hx.data(), i * ldx + j, xs[i * k + j]);
         }
     const double sc = 1.0 / sqrt((double)k);
-    for (auto &e : wg) e = rounded(dt, urand(-sc, sc));
-    for (auto &e : wu) e = rounded(dt, urand(-sc, sc));
-    for (auto &e : bg) e = bias ? rounded(dt, urand(-sc, sc)) : 0;
-    for (auto &e : bu) e = bias ? rounded(dt, urand(-sc, sc)) : 0;
+    for (auto &e : wg) e = kc_rounded(dt, kc_urand(-sc, sc));
+    for (auto &e : wu) e = kc_rounded(dt, kc_urand(-sc, sc));
+    for (auto &e : bg) e = bias ? kc_rounded(dt, kc_urand(-sc, sc)) : 0;
+    for (auto &e : bu) e = bias ? kc_rounded(dt, kc_urand(-sc, sc)) : 0;
     for (int64_t r = 0; r < n; r++) {
         const int64_t pg = glu ? (r / 8) * 16 + r % 8 : r, pu = pg + 8;
         for (int64_t j = 0; j < k; j++) {
-            put(dt, hw.data(), pg * k + j, wg[r * k + j]);
-            if (glu) put(dt, hw.data(), pu * k + j, wu[r * k + j]);
+            kc_put(dt, hw.data(), pg * k + j, wg[r * k + j]);
+            if (glu) kc_put(dt, hw.data(), pu * k + j, wu[r * k + j]);
         }
-        put(dt, hb.data(), pg, bg[r]);
-        if (glu) put(dt, hb.data(), pu, bu[r]);
+        kc_put(dt, hb.data(), pg, bg[r]);
+        if (glu) kc_put(dt, hb.data(), pu, bu[r]);
     }
     void *dx, *dw, *db, *dout;
     const int64_t ldo = n + 3;
@@ -124,8 +80,7 @@ static void check_gemm(int dt, bool glu, int act, int64_t m, int64_t n, int64_t 
     CK(cudaMemcpy(dw, hw.data(), hw.size(), cudaMemcpyHostToDevice));
     CK(cudaMemcpy(db, hb.data(), hb.size(), cudaMemcpyHostToDevice));
     CK(cudaMemset(dout, 0xff, m * ldo * es));
-    fmlp_cu_gemm_args a = {dt, act, glu, m, n, k, nw, dx, ldx, dw, bias ? db : NULL, dout, ldo, g_sms,
-                           g_scratch, false, 0, 0};
+    fmlp_cu_gemm_args a = {dt, act, glu, m, n, k, nw, dx, ldx, dw, bias ? db : NULL, dout, ldo, kc_sms, kc_scratch, false, 0, 0};
     CK(launch(0, &a, v));
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
@@ -140,8 +95,8 @@ static void check_gemm(int dt, bool glu, int act, int64_t m, int64_t n, int64_t 
                 g += xs[i * k + j] * wg[c * k + j];
                 if (glu) u += xs[i * k + j] * wu[c * k + j];
             }
-            const double ref = glu ? act_d(act, g) * u : act_d(act, g);
-            const double got = get(dt, ho.data(), i * ldo + c);
+            const double ref = glu ? kc_act(act, g) * u : kc_act(act, g);
+            const double got = kc_get(dt, ho.data(), i * ldo + c);
             const double d = got - ref;
             num += isfinite(got) ? d * d : INFINITY;
             den += ref * ref;
@@ -149,10 +104,9 @@ static void check_gemm(int dt, bool glu, int act, int64_t m, int64_t n, int64_t 
         if (i == m - 1) break;
     }
     const double err = sqrt(num / den);
-    const bool ok = err <= tol(dt);
-    checks++;
-    if (!ok) fails++;
-    printf("%s gemm %-4s %-28s %s act=%d m=%-5lld n=%-5lld k=%-5lld ldx=%-5lld bias=%d err=%.2e\n", ok ? "ok  " : "FAIL", dtn(dt),
+    const bool ok = err <= kc_tol(dt);
+    kc_record(ok);
+    printf("%s gemm %-4s %-28s %s act=%d m=%-5lld n=%-5lld k=%-5lld ldx=%-5lld bias=%d err=%.2e\n", ok ? "ok  " : "FAIL", kc_dtn(dt),
            kname(&a, v), glu ? "glu " : "plain", act, (long long)m, (long long)n, (long long)k,
            (long long)ldx, bias, err);
     cudaFree(dx);
@@ -163,11 +117,11 @@ static void check_gemm(int dt, bool glu, int act, int64_t m, int64_t n, int64_t 
 
 static void check_pw(int dt, int op, int act, int64_t rows, int64_t cols, int64_t ld, bool vec)
 {
-    const size_t es = esize(dt);
+    const size_t es = kc_esize(dt);
     std::vector<char> ha(rows * ld * es), hb(rows * ld * es), ho(rows * ld * es);
     for (int64_t i = 0; i < rows * ld; i++) {
-        put(dt, ha.data(), i, urand(-4, 4));
-        put(dt, hb.data(), i, urand(-2, 2));
+        kc_put(dt, ha.data(), i, kc_urand(-4, 4));
+        kc_put(dt, hb.data(), i, kc_urand(-2, 2));
     }
     void *da, *db, *dout;
     CK(cudaMalloc(&da, ha.size()));
@@ -188,16 +142,15 @@ static void check_pw(int dt, int op, int act, int64_t rows, int64_t cols, int64_
     for (int64_t r = 0; r < rows; r++)
         for (int64_t c = 0; c < cols; c++) {
             const size_t i = r * ld + c;
-            const double a = get(dt, ha.data(), i), b = get(dt, hb.data(), i);
-            const double ref = op == FMLP_CU_PW_ACT ? act_d(act, a) : op == FMLP_CU_PW_MUL ? a * b : act_d(act, a) * b;
-            const double got = get(dt, ho.data(), i);
+            const double a = kc_get(dt, ha.data(), i), b = kc_get(dt, hb.data(), i);
+            const double ref = op == FMLP_CU_PW_ACT ? kc_act(act, a) : op == FMLP_CU_PW_MUL ? a * b : kc_act(act, a) * b;
+            const double got = kc_get(dt, ho.data(), i);
             num += isfinite(got) ? (got - ref) * (got - ref) : INFINITY;
             den += ref * ref;
         }
     const double err = sqrt(num / den);
-    const bool ok = err <= tol(dt) * 0.5;
-    checks++;
-    if (!ok) fails++;
+    const bool ok = err <= kc_tol(dt) * 0.5;
+    kc_record(ok);
     printf("%s pw   %-28s rows=%lld cols=%lld ld=%lld err=%.2e\n", ok ? "ok  " : "FAIL", name, (long long)rows,
            (long long)cols, (long long)ld, err);
     cudaFree(da);
@@ -222,13 +175,21 @@ static float time_it(cudaStream_t s, const fmlp_cu_gemm_args *a, kv v, int iters
 
 int main(void)
 {
-    const bool quick = getenv("KC_QUICK") != NULL;
+    const bool quick = getenv("KC_QUICK") != NULL, small = getenv("KC_SMALL") != NULL;
     int sms = 0, ccm = 0;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     CK(cudaDeviceGetAttribute(&ccm, cudaDevAttrComputeCapabilityMajor, 0));
-    g_sms = sms;
-    CK(cudaMalloc(&g_scratch, FMLP_CU_SCRATCH_BYTES));
-    CK(cudaMemset(g_scratch, 0, FMLP_CU_SCRATCH_BYTES));
+    kc_sms = sms;
+    kc_ccm = ccm;
+    CK(cudaMalloc(&kc_scratch, FMLP_CU_SCRATCH_BYTES));
+    CK(cudaMemset(kc_scratch, 0, FMLP_CU_SCRATCH_BYTES));
+    CK(cudaDeviceSynchronize());
+    kc_small_checks(quick);
+    if (small) {
+        if (!quick) kc_small_timings();
+        printf("\n%d checks, %d failed\n", kc_checks, kc_fails);
+        return kc_fails ? 1 : 0;
+    }
     const int dts[3] = {FMLP_BF16, FMLP_F16, FMLP_F32};
     const int64_t ms[] = {1, 5, 16, 33, 64, 65, 130, 1000};
     /* every kernel the device offers: the generic variants, then each wgmma configuration */
@@ -281,8 +242,8 @@ int main(void)
     }
 
     if (quick) {
-        printf("\n%d checks, %d failed\n", checks, fails);
-        return fails ? 1 : 0;
+        printf("\n%d checks, %d failed\n", kc_checks, kc_fails);
+        return kc_fails ? 1 : 0;
     }
     /* Speed on the tutorial GeGLU (768 -> 3072 -> 768, bf16). */
     cudaStream_t s;
@@ -298,10 +259,10 @@ int main(void)
     CK(cudaMalloc(&y, 32768 * dim * 2));
     {
         std::vector<__nv_bfloat16> tmp(32768 * dim);
-        for (auto &e : tmp) e = __float2bfloat16_rn((float)urand(-1, 1));
+        for (auto &e : tmp) e = __float2bfloat16_rn((float)kc_urand(-1, 1));
         CK(cudaMemcpy(x, tmp.data(), tmp.size() * 2, cudaMemcpyHostToDevice));
         tmp.resize(2 * hid * dim);
-        for (auto &e : tmp) e = __float2bfloat16_rn((float)urand(-0.036, 0.036));
+        for (auto &e : tmp) e = __float2bfloat16_rn((float)kc_urand(-0.036, 0.036));
         CK(cudaMemcpy(w, tmp.data(), tmp.size() * 2, cudaMemcpyHostToDevice));
         CK(cudaMemcpy(w2, tmp.data(), hid * dim * 2, cudaMemcpyHostToDevice));
         CK(cudaMemcpy(b, tmp.data(), 2 * hid * 2, cudaMemcpyHostToDevice));
@@ -310,9 +271,9 @@ int main(void)
            "TFLOP/s");
     for (int64_t m : rows) {
         fmlp_cu_gemm_args g = {FMLP_BF16, FMLP_ACT_GELU_TANH, true, m, hid, dim, 2 * hid, x, dim, w, b, h, hid, sms,
-                               g_scratch, false, 0, 0};
+                               kc_scratch, false, 0, 0};
         fmlp_cu_gemm_args dn = {FMLP_BF16, FMLP_ACT_NONE, false, m, dim, hid, dim, h, hid, w2, b, y, dim, sms,
-                                g_scratch, false, 0, 0};
+                                kc_scratch, false, 0, 0};
         std::vector<kv> cand = {{FMLP_CU_GEMM_STREAM, 0}, {FMLP_CU_GEMM_TILE128, 0}};
         if (ccm == 9)
             for (int c = 0; c < fmlp_cu_gemm_wgmma_configs(); c++) cand.push_back({FMLP_CU_GEMM_WGMMA, c});
@@ -347,6 +308,6 @@ int main(void)
             printf("pw %-28s rows=%-6lld %8.2f us %7.0f GB/s\n", name, (long long)m, us, 3.0 * m * hid * 2 / us * 1e-3);
         }
     }
-    printf("\n%d checks, %d failed\n", checks, fails);
-    return fails ? 1 : 0;
+    printf("\n%d checks, %d failed\n", kc_checks, kc_fails);
+    return kc_fails ? 1 : 0;
 }
