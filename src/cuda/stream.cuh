@@ -13,8 +13,9 @@
  * fragments (the mma's k order is a permutation of the chunk, the same for
  * weights and x, so the sum is unchanged); each warp keeps a ring of U
  * chunks (U KB) in flight, refilling a slot as soon as it is consumed.
- * Weights bypass L1 (no_allocate) and ask L2 for 256-byte lines; x stays in
- * L1 for the block's rw row warps, which read the same K range.
+ * Weights (never written while kernels run) take the read-only path,
+ * bypass L1 (no_allocate) and ask L2 for 256-byte lines; x stays in L1 for
+ * the block's rw row warps, which read the same K range.
  * Sums. The kw warps of a tile add up through shared memory in a fixed
  * order; with splits > 1 each block writes its sums (f32) to the scratch,
  * and the block that arrives last at its group's counter adds the slices in
@@ -204,8 +205,11 @@ __device__ __forceinline__ uint4 ld_weights(const void *p)
     return v;
 }
 
-/* x: through L1 (read-only for the kernel), or L2 only when other blocks of
- * the same kernel wrote it (the one-kernel MLP's h). */
+/* x: an ordinary load (cached in L1 for the block's row warps), which the
+ * memory model orders after the PDL wait; not the read-only path, since under
+ * PDL the previous kernel may still be writing x while this one starts. L2
+ * only when other blocks of the same grid wrote it (the one-kernel MLP's h,
+ * after its grid barrier). */
 template <bool COHERENT> __device__ __forceinline__ uint4 ld_x(const void *p)
 {
     uint4 v;
@@ -215,7 +219,7 @@ template <bool COHERENT> __device__ __forceinline__ uint4 ld_x(const void *p)
                      : "l"(p)
                      : "memory");
     else
-        asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+        asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];\n"
                      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                      : "l"(p)
                      : "memory");
