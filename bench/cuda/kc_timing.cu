@@ -3,8 +3,9 @@
  * L2-warm (one copy of the weights) and L2-cold (launches rotate over
  * copies totalling >= 512 MB), as the GLU kernel, the down kernel, the
  * PDL-chained pair in a CUDA graph and the one-kernel MLP in a graph, with
- * the weight bytes each moves per second; and a sweep over the streaming
- * kernels' splits so the planner's model can be refit from one run. */
+ * the weight bytes each moves per second (and, from 32 rows, the TMA tiles
+ * the streaming kernels hand over to above 64); and a sweep over the
+ * streaming kernels' splits so the planner's model can be refit from one run. */
 #include <string.h>
 #include <vector>
 
@@ -207,6 +208,18 @@ void kc_small_timings(void)
             print_time(c, m, "glu", gname, pg, tg, gbytes);
             const pair_us td = warm_cold(s, c, iters, [&](int i) { return launch(s, down_args(c, m, i)); });
             print_time(c, m, "down", dname, pd, td, dbytes);
+            if (m >= 32 && kc_ccm == 9 && fmlp_cu_gemm_wgmma_ready()) { /* where the tiles could take over */
+                const pair_us wg = warm_cold(s, c, iters, [&](int i) {
+                    const fmlp_cu_gemm_args a = glu_args(c, m, i);
+                    return fmlp_cu_gemm_wgmma(s, &a);
+                });
+                print_time(c, m, "glu-tiles", fmlp_cu_gemm_wgmma_name(&g0), "", wg, gbytes);
+                const pair_us wd = warm_cold(s, c, iters, [&](int i) {
+                    const fmlp_cu_gemm_args a = down_args(c, m, i);
+                    return fmlp_cu_gemm_wgmma(s, &a);
+                });
+                print_time(c, m, "down-tiles", fmlp_cu_gemm_wgmma_name(&d0), "", wd, dbytes);
+            }
             const pair_us tp = warm_cold(s, c, iters, [&](int i) {
                 fmlp_cu_gemm_args g = glu_args(c, m, i), d = down_args(c, m, i);
                 g.pdl = d.pdl = true;
