@@ -1,51 +1,15 @@
 /* Why: the plan is a promise made before running: GeGLU is 5 kernels in
  * eager, 4 compiled, 2 fused, stacks fold their activations only in fused,
- * auto resolves to a real mode and says why, every kernel is named after
- * the code path that runs it, and a backend offering the one-kernel MLP gets
- * it at the row counts it accepts. */
+ * auto resolves to a real mode and says why, and every kernel is named after
+ * the code path that runs it. */
 #include <string.h>
 
-#include "core/internal.h"
 #include "test_util.h"
 
 static int kernels(fmlp_mlp *m, fmlp_mode mode, fmlp_plan_info *p)
 {
     if (fmlp_mlp_plan(m, mode, 8192, p) != FMLP_OK) return -1;
     return p->n_kernels;
-}
-
-static bool one_kernel_up_to_4(fmlp_ctx *ctx, const fmlp_mlp_desc *d, int64_t rows)
-{
-    (void)ctx;
-    return d->block == FMLP_BLOCK_GATED && rows <= 4;
-}
-
-/* A backend that offers the one-kernel MLP gets it in fused mode at the row
- * counts it accepts, counted like the GEMM_GLU and GEMM it replaces. */
-static void check_one_kernel(fmlp_ctx *ctx)
-{
-    fmlp_mlp_desc d = {FMLP_BLOCK_GATED, 768, 3072, 0, 0, FMLP_ACT_GELU_TANH, true, FMLP_BF16};
-    fmlp_mlp *m;
-    if (!tu_check(fmlp_mlp_create(ctx, &d, 1, &m) == FMLP_OK, "create: %s", fmlp_last_error())) return;
-    fmlp_plan_info two, one, five;
-    const bool ok2 = fmlp_mlp_plan(m, FMLP_MODE_FUSED, 4, &two) == FMLP_OK;
-    const fmlp_backend *real = ctx->be;
-    fmlp_backend offering = *real;
-    offering.one_kernel_mlp = one_kernel_up_to_4;
-    ctx->be = &offering;
-    const bool ok1 = fmlp_mlp_plan(m, FMLP_MODE_FUSED, 4, &one) == FMLP_OK;
-    const bool ok5 = fmlp_mlp_plan(m, FMLP_MODE_FUSED, 5, &five) == FMLP_OK && five.n_kernels == 2;
-    const bool eager = fmlp_mlp_plan(m, FMLP_MODE_EAGER, 4, &five) == FMLP_OK && five.n_kernels == 5;
-    ctx->be = real;
-    tu_check(ok2 && ok1 && two.n_kernels == 2 && one.n_kernels == 1 && !strcmp(one.kernels[0].op, "linear+glu+linear") &&
-                 one.kernels[0].m == 4 && one.kernels[0].n == 768 && one.kernels[0].k == 768,
-             "fused at 4 rows: 1 kernel (%d, op %s) where the backend offers it, else 2 (%d)", ok1 ? one.n_kernels : -1,
-             ok1 ? one.kernels[0].op : "?", ok2 ? two.n_kernels : -1);
-    tu_check(ok1 && ok2 && one.flops == two.flops && one.bytes == two.bytes,
-             "the one kernel does the two kernels' work: %lld FLOPs, %lld bytes (two: %lld, %lld)", (long long)one.flops,
-             (long long)one.bytes, (long long)two.flops, (long long)two.bytes);
-    tu_check(ok5 && eager, "5 rows stay 2 kernels in fused, and eager stays 5 at 4 rows");
-    fmlp_mlp_destroy(m);
 }
 
 int main(void)
@@ -81,7 +45,6 @@ int main(void)
                  "activation in the first GEMMs' epilogue only: %s / %s", p.kernels[0].name, p.kernels[2].name);
         fmlp_mlp_destroy(m);
     }
-    check_one_kernel(ctx);
     fmlp_ctx_destroy(ctx);
     return tu_finish();
 }

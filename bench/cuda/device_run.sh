@@ -3,10 +3,7 @@
 # build, check, sanitize, benchmark, and print a short table last, with full
 # logs under $OUT. Stages: kernels (the standalone kernel check, its SASS and
 # its sanitizer runs), full (library, tests, sanitizers, CLI, benchmarks),
-# all (both; the full stage is skipped when the kernel check fails), and for
-# the small-batch path alone (bench/cuda/small_batch.sh; each fits one
-# 10-minute command): small (its kernels: checks, sanitizers, timings) and
-# small-lib (the library's GPU tests and fused forwards through the API).
+# all (both; the full stage is skipped when the kernel check fails).
 # A kernel_check built elsewhere can be carried as build-dev/kernel_check.
 set -u
 STAGE=${1:-all}
@@ -21,19 +18,6 @@ KC=/tmp/kernel_check
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv >"$OUT/gpu.txt" 2>&1
 note "gpu: $(tail -1 "$OUT/gpu.txt")"
-# at most 8 files come back from a device visit: pack the logs
-pack_logs() {
-    (cd "$OUT" && tar czf /tmp/fmlp_logs.tgz --exclude=summary.txt --exclude='h200_*' . ; \
-        find . -mindepth 1 -maxdepth 1 ! -name summary.txt ! -name 'h200_*' -exec rm -rf {} +; mv /tmp/fmlp_logs.tgz logs.tgz)
-}
-if [ "$STAGE" = small ] || [ "$STAGE" = small-lib ]; then
-    bash bench/cuda/small_batch.sh "$([ "$STAGE" = small ] && echo kernels || echo lib)" "$OUT" "$SUMMARY"
-    RC=$?
-    echo "==== summary ===="
-    cat "$SUMMARY"
-    pack_logs
-    exit $RC
-fi
 
 if [ "$STAGE" != kernels ]; then
     B=/tmp/fmlp-build
@@ -48,9 +32,8 @@ if [ "$STAGE" != full ]; then
         cp build-dev/kernel_check $KC
         note "kernel_check: carried binary, quick check $(tail -1 "$OUT/kernel_check_quick.log")"
     else
-        nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Isrc bench/cuda/kernel_check.cu \
-            bench/cuda/kc_stream.cu bench/cuda/kc_timing.cu src/cuda/gemm.cu src/cuda/gemm_tma.cu src/cuda/gemm_stream.cu \
-            src/cuda/mlp_stream.cu src/cuda/pointwise.cu -o $KC >"$OUT/kernel_check_build.log" 2>&1
+        nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Isrc bench/cuda/kernel_check.cu src/cuda/gemm.cu \
+            src/cuda/gemm_tma.cu src/cuda/pointwise.cu -o $KC >"$OUT/kernel_check_build.log" 2>&1
         note "kernel_check: built here rc=$?"
     fi
     if [ -x $KC ]; then
@@ -87,4 +70,6 @@ echo "==== kernel timings ===="
 sed -n '/^rows /,/^pw .*rows=1 /p' "$OUT/kernel_check.log" 2>/dev/null
 echo "==== summary ===="
 cat "$SUMMARY"
-pack_logs
+# at most 8 files come back from a device visit: pack the logs
+(cd "$OUT" && tar czf /tmp/fmlp_logs.tgz --exclude=summary.txt --exclude='h200_*' . ; \
+    find . -mindepth 1 -maxdepth 1 ! -name summary.txt ! -name 'h200_*' -exec rm -rf {} +; mv /tmp/fmlp_logs.tgz logs.tgz)

@@ -41,9 +41,8 @@ typedef struct fmlp_backend {
     void (*name_kernel)(fmlp_ctx *ctx, fmlp_dtype dtype, fmlp_kernel *k);
 
     /* Runs one kernel. `packed` is the layer's packing (GEMM) or the gate/up
-     * packing (GEMM_GLU), NULL for pointwise kernels; for MLP it points to
-     * two packings, `const void *const[2]` = {gate/up, down}. Tensors live
-     * on the backend's device. `correlation` tags the kernel's profiler events. */
+     * packing (GEMM_GLU), NULL for pointwise kernels. Tensors live on the
+     * backend's device. `correlation` tags the kernel's profiler events. */
     fmlp_status (*run)(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k, const void *packed,
                        const fmlp_tensor *in0, const fmlp_tensor *in1, fmlp_tensor *out, int64_t correlation);
 
@@ -100,10 +99,6 @@ typedef struct fmlp_backend {
     /* Whether the caller is capturing the calling thread's stream into a
      * graph of its own: the executor then neither captures nor waits. */
     bool (*caller_capturing)(fmlp_ctx *ctx);
-    /* Whether mode fused runs the gated block `d` at `rows` rows as one
-     * FMLP_KERNEL_MLP kernel instead of GEMM_GLU then GEMM (optional: NULL
-     * means never). */
-    bool (*one_kernel_mlp)(fmlp_ctx *ctx, const fmlp_mlp_desc *d, int64_t rows);
 } fmlp_backend;
 
 /* The backend that runs `device`; fails for an unknown device, or for a

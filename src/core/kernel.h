@@ -17,11 +17,7 @@
     X(FMLP_KERNEL_GEMM_GLU, "linear+glu", "fmlp::linear_glu") /* act(in0 · Gᵀ + bg) * (in0 · Uᵀ + bu) */ \
     X(FMLP_KERNEL_ACT, NULL, NULL)                            /* act(in0) */                              \
     X(FMLP_KERNEL_MUL, "mul", "fmlp::mul")                    /* in0 * in1 */                             \
-    X(FMLP_KERNEL_GLU, "act*mul", NULL)                       /* act(in0) * in1, one pointwise pass */ \
-    X(FMLP_KERNEL_MLP, "linear+glu+linear", "fmlp::fused_mlp") /* a whole gated block, below */
-/* FMLP_KERNEL_MLP: in1 = act(in0 · Gᵀ + bg) * (in0 · Uᵀ + bu) (workspace,
- * rows × hidden), out = in1 · Dᵀ + bd; n = out_dim, k = dim; planned only
- * where the backend's one_kernel_mlp says so. */
+    X(FMLP_KERNEL_GLU, "act*mul", NULL)                       /* act(in0) * in1, one pointwise pass */
 
 typedef enum { FMLP_KERNEL_TABLE(FMLP_ENUMERATOR_) } fmlp_kernel_kind;
 enum { FMLP_KERNEL_KIND_COUNT = 0 FMLP_KERNEL_TABLE(FMLP_COUNT_ROW_) };
@@ -39,8 +35,6 @@ typedef struct {
     const char *parent; /* the module op it belongs to, e.g. "fmlp::linear" */
     char name[96];      /* filled by the backend: the code path that runs */
     int64_t flops, bytes;
-    bool fused;         /* planned by mode fused: the backend may run its own kernel rather than a
-                           library GEMM, and start it before the previous kernel ends */
 } fmlp_kernel;
 
 #endif

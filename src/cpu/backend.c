@@ -110,7 +110,6 @@ static void cpu_name_kernel(fmlp_ctx *ctx, fmlp_dtype dtype, fmlp_kernel *k)
     case FMLP_KERNEL_GLU:
         snprintf(k->name, sizeof k->name, "cpu_fused_%s_mul_%s_%s", fmlp_act_name(k->act), dt, pn);
         break;
-    case FMLP_KERNEL_MLP: break; /* never planned here: no one_kernel_mlp entry */
     }
 }
 
@@ -141,8 +140,6 @@ static void report_lanes(fmlp_ctx *ctx, const fmlp_kernel *k, const cpu_lane_tim
 static fmlp_status cpu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k, const void *packed,
                            const fmlp_tensor *in0, const fmlp_tensor *in1, fmlp_tensor *out, int64_t correlation)
 {
-    if (k->kind == FMLP_KERNEL_MLP)
-        return fmlp_fail(FMLP_ERR_INTERNAL, "the CPU backend has no one-kernel MLP (it offers no one_kernel_mlp)");
     cpu_state *st = state(ctx);
     bool profiled = ctx->prof != NULL;
     cpu_lane_time stack_times[STACK_LANES], *times = NULL;
@@ -176,7 +173,6 @@ static fmlp_status cpu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k
                           in1 ? in1->ld : 0, out->data, out->ld, k->m, k->n, times);
         break;
     }
-    case FMLP_KERNEL_MLP: break; /* refused above */
     }
     if (profiled) {
         report_lanes(ctx, k, times, lanes, correlation, recs);

@@ -32,7 +32,6 @@ static const fmlp_backend cuda_backend = {
     .set_stream = fmlp_cu_set_stream,
     .get_stream = fmlp_cu_get_stream,
     .caller_capturing = fmlp_cu_caller_capturing,
-    .one_kernel_mlp = fmlp_cu_one_kernel_mlp,
 };
 
 const fmlp_backend *fmlp_cuda_backend_get(void) { return &cuda_backend; }

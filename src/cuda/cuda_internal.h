@@ -38,7 +38,6 @@ typedef struct {
     size_t key_bytes;
     cudaGraphExec_t exec;
     uint64_t last_use;
-    bool pdl; /* captured with programmatic dependent launches */
 } fmlp_cu_graph;
 
 typedef struct {
@@ -54,11 +53,6 @@ typedef struct {
     cudaStream_t stream;         /* every forward's work, in order */
     cudaStream_t capture_stream; /* graph capture, on the capturing thread only */
     bool force_own;              /* FMLP_CUDA_OWN_GEMM=1: fmlp's GEMMs instead of cuBLASLt */
-    bool pdl;                    /* streaming kernels launch as programmatic dependents (cc >= 9) */
-    bool capture_pdl;            /* fmlp_cu_pdl_now() when the capture in progress began */
-    bool coop;                   /* the device runs cooperative launches */
-    int one_kernel_max_rows;     /* fused gated blocks up to this many rows run as one kernel */
-    void *scratch;               /* FMLP_CU_SCRATCH_BYTES, zeroed once: split-K sums, counters, grid barrier */
     pthread_mutex_t lock;        /* guards the caches below */
 
     cublasLtHandle_t lt;
@@ -152,9 +146,6 @@ fmlp_status fmlp_cu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k, c
 /* ---- policy.c: what this backend runs and what `auto` picks */
 
 bool fmlp_cu_supports(fmlp_block block, fmlp_dtype dtype, fmlp_mode mode, char *why, size_t why_len);
-/* Reads the policy's environment overrides into st (after the device facts). */
-fmlp_status fmlp_cu_policy_init(fmlp_cu_state *st);
-bool fmlp_cu_one_kernel_mlp(fmlp_ctx *ctx, const fmlp_mlp_desc *d, int64_t rows);
 fmlp_mode fmlp_cu_auto_mode(fmlp_ctx *ctx, fmlp_block block, fmlp_dtype dtype, int64_t rows, char *why,
                             size_t why_len);
 
@@ -177,9 +168,6 @@ void fmlp_cu_graph_clear(fmlp_cu_state *st);
 fmlp_status fmlp_cu_prof_start(fmlp_ctx *ctx);
 fmlp_status fmlp_cu_prof_stop(fmlp_ctx *ctx, struct fmlp_profiler *prof);
 bool fmlp_cu_prof_active(void);
-/* Whether launches made now use PDL: not while CUPTI collects, so each
- * stream's kernels stay disjoint spans in the trace, as Kineto draws them. */
-bool fmlp_cu_pdl_now(const fmlp_cu_state *st);
 /* Tags the launches between push and pop with the profiler's correlation. */
 void fmlp_cu_prof_push(int64_t correlation);
 void fmlp_cu_prof_pop(void);

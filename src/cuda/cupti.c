@@ -58,8 +58,6 @@ static const CUpti_ActivityKind KINDS[] = {
 
 bool fmlp_cu_prof_active(void) { return G.active != 0; }
 
-bool fmlp_cu_pdl_now(const fmlp_cu_state *st) { return st->pdl && !G.active; }
-
 void fmlp_cu_prof_push(int64_t correlation)
 {
     const uint32_t self = (uint32_t)pthread_self();

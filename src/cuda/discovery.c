@@ -8,7 +8,6 @@
 
 #include "core/error.h"
 #include "cuda/cuda_internal.h"
-#include "cuda/kernels.h"
 
 int fmlp_cu_device_count(void)
 {
@@ -30,7 +29,6 @@ void fmlp_cu_fini(fmlp_ctx *ctx)
     fmlp_cu_graph_clear(st);
     fmlp_cu_lt_fini(st);
     fmlp_cu_memory_release(st);
-    if (st->scratch) cudaFree(st->scratch);
     if (st->capture_stream) cudaStreamDestroy(st->capture_stream);
     if (st->stream) cudaStreamDestroy(st->stream);
     pthread_mutex_destroy(&st->graph_lock);
@@ -61,7 +59,6 @@ fmlp_status fmlp_cu_init(fmlp_ctx *ctx, const fmlp_ctx_options *opt)
     const char *own = getenv("FMLP_CUDA_OWN_GEMM");
     st->force_own = own && own[0] == '1';
     fmlp_status s = FMLP_OK;
-    int coop = 0;
     if ((e = cudaSetDevice(st->device)) != cudaSuccess)
         s = fmlp_cu_fail(e, "cudaSetDevice");
     else if ((e = cudaDeviceGetAttribute(&st->sm_count, cudaDevAttrMultiProcessorCount, st->device)) != cudaSuccess)
@@ -72,15 +69,8 @@ fmlp_status fmlp_cu_init(fmlp_ctx *ctx, const fmlp_ctx_options *opt)
         s = fmlp_cu_fail(e, "cudaStreamCreate");
     else if ((e = cudaStreamCreateWithFlags(&st->capture_stream, cudaStreamNonBlocking)) != cudaSuccess)
         s = fmlp_cu_fail(e, "cudaStreamCreate");
-    else if ((e = cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, st->device)) != cudaSuccess)
-        s = fmlp_cu_fail(e, "cudaDeviceGetAttribute");
-    else if ((e = cudaMalloc(&st->scratch, FMLP_CU_SCRATCH_BYTES)) != cudaSuccess ||
-             (e = cudaMemsetAsync(st->scratch, 0, FMLP_CU_SCRATCH_BYTES, st->stream)) != cudaSuccess ||
-             (e = cudaStreamSynchronize(st->stream)) != cudaSuccess)
-        s = fmlp_cu_fail(e, "allocating the streaming kernels' scratch");
-    else if ((s = fmlp_cu_policy_init(st)) == FMLP_OK)
+    else
         s = fmlp_cu_lt_init(st);
-    st->coop = coop != 0;
     if (s != FMLP_OK) fmlp_cu_fini(ctx);
     return s;
 }

@@ -1,18 +1,17 @@
 /* Why: fused mode runs fmlp's own GEMMs, because no library GEMM applies a
  * GLU in its epilogue: gate and up come out of one pass over x and only
  * h = act(gate) * up is written. The same kernels also serve a Linear with
- * an activation epilogue (fused Linear-act stacks). This file holds the
- * tiles and the fallback, and picks among every family:
+ * an activation epilogue (fused Linear-act stacks). Three families:
  *  - tiles (64x64, 128x128): mma.sync m16n8k16 on bf16/f16, a 4-stage
  *    cp.async pipeline, ldmatrix from padded (conflict-free) shared rows;
- *  - simt: f32 (TF32 stays off) and any shape or alignment the others reject;
- *  - stream (rows <= 64, gemm_stream.cu) and wgmma (Hopper, gemm_tma.cu).
+ *  - gemv (rows <= 64): each warp streams 16 weight rows with 16-byte loads
+ *    straight into mma fragments, K split across the block's warps;
+ *  - simt: f32 (TF32 stays off) and any shape or alignment the others reject.
  * The GLU weight packing interleaves gate and up in blocks of 8 rows, so a
  * thread's accumulators hold gate and up of the same output element and the
  * epilogue needs no data exchange. */
 #include "cuda/device_util.cuh"
 #include "cuda/kernels.h"
-#include "cuda/mma_sync.cuh"
 
 namespace {
 
@@ -32,6 +31,23 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void *smem)
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                  : "r"(s));
+}
+
+template <typename T> __device__ __forceinline__ void mma16816(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1);
+template <> __device__ __forceinline__ void mma16816<__nv_bfloat16>(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
+                                                                    uint32_t b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+template <> __device__ __forceinline__ void mma16816<__half>(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
 template <typename T> __device__ __forceinline__ float load_bias(const T *b, int64_t i)
@@ -172,6 +188,100 @@ __device__ __forceinline__ void tile_body(const fmlp_cu_gemm_args &p)
     }
 }
 
+/* ------------------------------------------------------------- small rows */
+
+constexpr int GEMV_WARPS = 4;
+
+/* One block owns 16 weight rows; its warps split K in 32-element chunks.
+ * A lane loads 8 consecutive k of weight rows g and g+8 and of x row g: the
+ * mma's k order is a permutation of the chunk, the same for A and B, so the
+ * sum is unchanged and every load is 16 bytes. */
+template <typename T, bool GLU, int NT>
+__device__ __forceinline__ void gemv_body(const fmlp_cu_gemm_args &p)
+{
+    constexpr int U = NT >= 8 ? 2 : (NT >= 4 ? 4 : 8);
+    __shared__ float red[GEMV_WARPS - 1][NT * 4][32];
+    const T *x = static_cast<const T *>(p.x);
+    const T *w = static_cast<const T *>(p.w);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int g = lane >> 2, tq = lane & 3;
+    const int64_t r0 = (int64_t)blockIdx.x * 16 + g, r1 = r0 + 8;
+    const int64_t k = p.k, m = p.m;
+    const int64_t nchunks = (k + 31) / 32;
+    const bool ok0 = r0 < p.nw, ok1 = r1 < p.nw;
+
+    float acc[NT][4];
+#pragma unroll
+    for (int i = 0; i < NT; i++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) acc[i][e] = 0.0f;
+
+    const uint4 zero = make_uint4(0, 0, 0, 0);
+    for (int64_t c0 = warp; c0 < nchunks; c0 += (int64_t)GEMV_WARPS * U) {
+        uint4 wa[U], wb[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int64_t kk = (c0 + (int64_t)u * GEMV_WARPS) * 32 + tq * 8;
+            const bool in = kk < k;
+            wa[u] = in && ok0 ? __ldg(reinterpret_cast<const uint4 *>(w + r0 * k + kk)) : zero;
+            wb[u] = in && ok1 ? __ldg(reinterpret_cast<const uint4 *>(w + r1 * k + kk)) : zero;
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int64_t kk = (c0 + (int64_t)u * GEMV_WARPS) * 32 + tq * 8;
+            const bool in = kk < k;
+            const uint32_t a0[4] = {wa[u].x, wb[u].x, wa[u].y, wb[u].y};
+            const uint32_t a1[4] = {wa[u].z, wb[u].z, wa[u].w, wb[u].w};
+#pragma unroll
+            for (int nt = 0; nt < NT; nt++) {
+                const int64_t xr = nt * 8 + g;
+                const uint4 xv = in && xr < m ? __ldg(reinterpret_cast<const uint4 *>(x + xr * p.ldx + kk)) : zero;
+                mma16816<T>(acc[nt], a0, xv.x, xv.y);
+                mma16816<T>(acc[nt], a1, xv.z, xv.w);
+            }
+        }
+    }
+
+    if (warp > 0) {
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) red[warp - 1][nt * 4 + e][lane] = acc[nt][e];
+    }
+    __syncthreads();
+    if (warp > 0) return;
+#pragma unroll
+    for (int i = 0; i < GEMV_WARPS - 1; i++)
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) acc[nt][e] += red[i][nt * 4 + e][lane];
+
+    T *out = static_cast<T *>(p.out);
+    const T *bias = static_cast<const T *>(p.b);
+#pragma unroll
+    for (int nt = 0; nt < NT; nt++) {
+#pragma unroll
+        for (int j = 0; j < 2; j++) {
+            const int64_t xr = nt * 8 + 2 * tq + j;
+            if (xr >= m) continue;
+            if (GLU) {
+                const int64_t hc = (int64_t)blockIdx.x * 8 + g;
+                if (hc >= p.n) continue;
+                const float gv = acc[nt][j] + load_bias(bias, r0);
+                const float uv = acc[nt][2 + j] + load_bias(bias, r1);
+                out[xr * p.ldo + hc] = fmlp_from_f32<T>(fmlp_act_apply(p.act, gv) * uv);
+            } else {
+                if (r0 < p.n)
+                    out[xr * p.ldo + r0] = fmlp_from_f32<T>(fmlp_act_apply(p.act, acc[nt][j] + load_bias(bias, r0)));
+                if (r1 < p.n)
+                    out[xr * p.ldo + r1] =
+                        fmlp_from_f32<T>(fmlp_act_apply(p.act, acc[nt][2 + j] + load_bias(bias, r1)));
+            }
+        }
+    }
+}
+
 /* ------------------------------------------------------------------ simt */
 
 constexpr int SIMT_T = 64, SIMT_BK = 16;
@@ -251,12 +361,21 @@ template <typename T, bool GLU> __device__ __forceinline__ void simt_body(const 
     {                                                                                                          \
         tile_body<T, GLU, BM, BN, WM, WN>(p);                                                                  \
     }
+#define FMLP_GEMV_K(NAME, T, GLU, NT)                                                                          \
+    extern "C" __global__ void __launch_bounds__(GEMV_WARPS * 32) NAME(const fmlp_cu_gemm_args p)              \
+    {                                                                                                          \
+        gemv_body<T, GLU, NT>(p);                                                                              \
+    }
 #define FMLP_SIMT_K(NAME, T, GLU)                                                                              \
     extern "C" __global__ void __launch_bounds__(256) NAME(const fmlp_cu_gemm_args p) { simt_body<T, GLU>(p); }
 
 #define FMLP_GEMM_FAMILY(DT, T, GLU, PREFIX)                                    \
     FMLP_TILE_K(PREFIX##_##DT##_64x64, T, GLU, 64, 64, 2, 2)                    \
     FMLP_TILE_K(PREFIX##_##DT##_128x128, T, GLU, 128, 128, 2, 4)                \
+    FMLP_GEMV_K(PREFIX##_##DT##_gemv8, T, GLU, 1)                               \
+    FMLP_GEMV_K(PREFIX##_##DT##_gemv16, T, GLU, 2)                              \
+    FMLP_GEMV_K(PREFIX##_##DT##_gemv32, T, GLU, 4)                              \
+    FMLP_GEMV_K(PREFIX##_##DT##_gemv64, T, GLU, 8)                              \
     FMLP_SIMT_K(PREFIX##_##DT##_simt, T, GLU)
 
 FMLP_GEMM_FAMILY(bf16, __nv_bfloat16, true, fmlp_gemm_glu)
@@ -274,22 +393,27 @@ struct gemm_entry {
 };
 #define FMLP_GE(NAME) {(const void *)NAME, #NAME}
 #define FMLP_GE_ROW(PREFIX, DT)                                                                                 \
-    {FMLP_GE(PREFIX##_##DT##_simt), FMLP_GE(PREFIX##_##DT##_64x64), FMLP_GE(PREFIX##_##DT##_128x128)}
+    {FMLP_GE(PREFIX##_##DT##_simt), FMLP_GE(PREFIX##_##DT##_gemv8), FMLP_GE(PREFIX##_##DT##_gemv16),           \
+     FMLP_GE(PREFIX##_##DT##_gemv32), FMLP_GE(PREFIX##_##DT##_gemv64), FMLP_GE(PREFIX##_##DT##_64x64),         \
+     FMLP_GE(PREFIX##_##DT##_128x128)}
 
-/* [dtype bf16/f16][glu][simt, 64x64, 128x128] */
-const gemm_entry gemm_table[2][2][3] = {
+/* [dtype bf16/f16][glu][simt, gemv8..gemv64, 64x64, 128x128] */
+const gemm_entry gemm_table[2][2][7] = {
     {FMLP_GE_ROW(fmlp_gemm, bf16), FMLP_GE_ROW(fmlp_gemm_glu, bf16)},
     {FMLP_GE_ROW(fmlp_gemm, f16), FMLP_GE_ROW(fmlp_gemm_glu, f16)},
 };
 const gemm_entry simt_f32[2] = {FMLP_GE(fmlp_gemm_f32_simt), FMLP_GE(fmlp_gemm_glu_f32_simt)};
+
+int gemv_slot(int64_t m) { return m <= 8 ? 1 : m <= 16 ? 2 : m <= 32 ? 3 : 4; }
 
 const gemm_entry &entry_for(const fmlp_cu_gemm_args *a, fmlp_cu_gemm_variant v)
 {
     if (a->dtype == FMLP_F32) return simt_f32[a->glu ? 1 : 0];
     const gemm_entry *row = gemm_table[a->dtype == FMLP_F16 ? 1 : 0][a->glu ? 1 : 0];
     switch (v) {
-    case FMLP_CU_GEMM_TILE64: return row[1];
-    case FMLP_CU_GEMM_TILE128: return row[2];
+    case FMLP_CU_GEMM_GEMV: return row[gemv_slot(a->m)];
+    case FMLP_CU_GEMM_TILE64: return row[5];
+    case FMLP_CU_GEMM_TILE128: return row[6];
     default: return row[0];
     }
 }
@@ -300,9 +424,9 @@ extern "C" fmlp_cu_gemm_variant fmlp_cu_gemm_pick(const fmlp_cu_gemm_args *a, in
 {
     if (a->dtype == FMLP_F32 || a->k % 8) return FMLP_CU_GEMM_SIMT;
     if (a->x && (((uintptr_t)a->x & 15) || a->ldx % 8)) return FMLP_CU_GEMM_SIMT;
-    /* Up to 64 rows a GEMM is its weight stream; tiles would leave SMs idle. */
-    if (fmlp_cu_gemm_stream_fits(a)) return FMLP_CU_GEMM_STREAM;
+    /* On Hopper the TMA-fed tiles overtake the gemv above 32 rows (measured). */
     const bool hopper = cc_major == 9 && fmlp_cu_gemm_wgmma_ready();
+    if (a->m <= (hopper ? 32 : 64)) return FMLP_CU_GEMM_GEMV;
     if (hopper) return FMLP_CU_GEMM_WGMMA;
     const int64_t big = ((a->m + 127) / 128) * ((a->nw + 127) / 128);
     return big >= 2 * (int64_t)sm_count ? FMLP_CU_GEMM_TILE128 : FMLP_CU_GEMM_TILE64;
@@ -311,7 +435,6 @@ extern "C" fmlp_cu_gemm_variant fmlp_cu_gemm_pick(const fmlp_cu_gemm_args *a, in
 extern "C" const char *fmlp_cu_gemm_name(const fmlp_cu_gemm_args *a, fmlp_cu_gemm_variant v)
 {
     if (v == FMLP_CU_GEMM_WGMMA && a->dtype != FMLP_F32) return fmlp_cu_gemm_wgmma_name(a);
-    if (v == FMLP_CU_GEMM_STREAM && a->dtype != FMLP_F32) return fmlp_cu_gemm_stream_name(a);
     return entry_for(a, v).name;
 }
 
@@ -336,10 +459,11 @@ extern "C" cudaError_t fmlp_cu_gemm(cudaStream_t s, const fmlp_cu_gemm_args *a, 
     }
     if (a->dtype == FMLP_F32) v = FMLP_CU_GEMM_SIMT;
     if (v == FMLP_CU_GEMM_WGMMA) return fmlp_cu_gemm_wgmma(s, a);
-    if (v == FMLP_CU_GEMM_STREAM) return fmlp_cu_gemm_stream(s, a);
     const gemm_entry &e = entry_for(a, v);
     void *args[] = {(void *)a};
     switch (v) {
+    case FMLP_CU_GEMM_GEMV:
+        return cudaLaunchKernel(e.fn, dim3((unsigned)((a->nw + 15) / 16)), dim3(GEMV_WARPS * 32), args, 0, s);
     case FMLP_CU_GEMM_TILE64: {
         constexpr int smem = tile_smem_bytes<64, 64>();
         return cudaLaunchKernel(e.fn, dim3((unsigned)((a->nw + 63) / 64), (unsigned)((a->m + 63) / 64)), dim3(128),

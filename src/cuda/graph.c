@@ -1,6 +1,6 @@
 /* Why: at small batch sizes a forward is a handful of short kernels and
- * launch overhead dominates; a CUDA graph per (mode, rows, buffers, and
- * whether its kernels chain by PDL) replays the whole forward with one launch. Capture runs on a side stream owned by
+ * launch overhead dominates; a CUDA graph per (mode, rows, buffers) replays
+ * the whole forward with one launch. Capture runs on a side stream owned by
  * the capturing thread, so forwards other threads run meanwhile on the
  * context's stream are neither captured nor blocked. */
 #include <stdlib.h>
@@ -38,12 +38,11 @@ fmlp_status fmlp_cu_graph_launch(fmlp_ctx *ctx, const void *key, size_t key_byte
     fmlp_cu_state *st = fmlp_cu_state_of(ctx);
     *hit = false;
     if (!key || !key_bytes) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "graph_launch: empty key");
-    const bool pdl = fmlp_cu_pdl_now(st);
     pthread_mutex_lock(&st->lock);
     cudaGraphExec_t exec = NULL;
     for (int i = 0; i < st->n_graphs; i++) {
         fmlp_cu_graph *g = &st->graphs[i];
-        if (g->pdl == pdl && g->key_bytes == key_bytes && memcmp(g->key, key, key_bytes) == 0) {
+        if (g->key_bytes == key_bytes && memcmp(g->key, key, key_bytes) == 0) {
             g->last_use = ++st->graph_clock;
             exec = g->exec;
             break;
@@ -71,7 +70,6 @@ fmlp_status fmlp_cu_graph_begin(fmlp_ctx *ctx)
         return fmlp_cu_fail(e, "cudaStreamBeginCapture");
     }
     fmlp_cu_set_capturing(st, true);
-    st->capture_pdl = fmlp_cu_pdl_now(st);
     return FMLP_OK;
 }
 
@@ -108,7 +106,6 @@ fmlp_status fmlp_cu_graph_end(fmlp_ctx *ctx, const void *key, size_t key_bytes, 
     slot->key = kcopy;
     slot->key_bytes = key_bytes;
     slot->exec = exec;
-    slot->pdl = st->capture_pdl;
     slot->last_use = ++st->graph_clock;
     fmlp_status s = launch(st, exec, correlation);
     pthread_mutex_unlock(&st->lock);

@@ -7,7 +7,6 @@
 #define FMLP_CUDA_KERNELS_H
 
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 
 #include <cuda_runtime_api.h>
@@ -32,7 +31,7 @@ cudaError_t fmlp_cu_pointwise(cudaStream_t s, bool launch, int dtype, int op, in
 /* GEMM variants of fmlp's own kernels. */
 typedef enum {
     FMLP_CU_GEMM_SIMT = 0,  /* any dtype, any alignment: the fallback and f32 path */
-    FMLP_CU_GEMM_STREAM = 1, /* rows <= 64, bf16/f16: streams the weights at memory speed (gemm_stream.cu) */
+    FMLP_CU_GEMM_GEMV = 1,  /* rows <= 64, bf16/f16: streams the weights through mma.sync */
     FMLP_CU_GEMM_TILE64 = 2, /* 64x64 block tiles, mma.sync, cp.async pipeline */
     FMLP_CU_GEMM_TILE128 = 3, /* 128x128 block tiles */
     FMLP_CU_GEMM_WGMMA = 4    /* Hopper: TMA-fed wgmma tiles (sm_90a image, cc 9.x only) */
@@ -54,18 +53,7 @@ typedef struct {
     void *out;
     int64_t ldo;
     int sm_count; /* the device's multiprocessors (tile choice); 0: assume 132 */
-    /* Read by the streaming kernels only; zero (the default) is always legal. */
-    void *scratch; /* FMLP_CU_SCRATCH_BYTES of device memory, zeroed once: split-K partial sums
-                      and counters, which every launch leaves zeroed again; NULL: no split */
-    bool pdl;      /* cc >= 9: launch as a programmatic dependent of the previous kernel on the
-                      stream (weights are prefetched before waiting for it) */
-    int stream_rw, stream_splits; /* 0: the split chosen for the shape; benchmarks force others */
 } fmlp_cu_gemm_args;
-
-/* Device scratch a context gives its streaming launches. One launch uses it
- * at a time: all of them run on the context's stream, and a programmatic
- * dependent touches it only after waiting for its predecessor. */
-#define FMLP_CU_SCRATCH_BYTES ((size_t)16 << 20)
 
 /* Picks the variant for the shape, the device (SM count, compute capability
  * major) and the alignment of x (pass x = NULL to assume an aligned x, as
@@ -73,26 +61,6 @@ typedef struct {
 fmlp_cu_gemm_variant fmlp_cu_gemm_pick(const fmlp_cu_gemm_args *a, int sm_count, int cc_major);
 const char *fmlp_cu_gemm_name(const fmlp_cu_gemm_args *a, fmlp_cu_gemm_variant v);
 cudaError_t fmlp_cu_gemm(cudaStream_t s, const fmlp_cu_gemm_args *a, fmlp_cu_gemm_variant v);
-/* The streaming variant (gemm_stream.cu): fits says whether it runs these
- * args (bf16/f16, 1..64 rows, k % 8 == 0, x NULL or 16-byte aligned rows);
- * describe prints the split it picks (benchmarks). */
-bool fmlp_cu_gemm_stream_fits(const fmlp_cu_gemm_args *a);
-const char *fmlp_cu_gemm_stream_name(const fmlp_cu_gemm_args *a);
-cudaError_t fmlp_cu_gemm_stream(cudaStream_t s, const fmlp_cu_gemm_args *a);
-void fmlp_cu_gemm_stream_describe(const fmlp_cu_gemm_args *a, char *buf, size_t len);
-
-/* A whole gated MLP as one cooperative launch (mlp_stream.cu): glu (x -> h,
- * GLU packing) then down (h -> y), with a grid-wide barrier between. Both
- * args as for fmlp_cu_gemm, with glu->out == down->x (the (m, n) workspace,
- * row stride glu->ldo == down->ldx, 16-byte aligned rows) and the same
- * scratch (required: it holds the barrier). fits says whether the pair can
- * run so (pointers NULL: assume aligned); the device must support
- * cooperative launches. */
-bool fmlp_cu_mlp_fits(const fmlp_cu_gemm_args *glu, const fmlp_cu_gemm_args *down);
-const char *fmlp_cu_mlp_name(const fmlp_cu_gemm_args *glu);
-cudaError_t fmlp_cu_mlp(cudaStream_t s, const fmlp_cu_gemm_args *glu, const fmlp_cu_gemm_args *down);
-void fmlp_cu_mlp_describe(const fmlp_cu_gemm_args *glu, const fmlp_cu_gemm_args *down, char *buf, size_t len);
-
 /* The wgmma variant (gemm_tma.cu); fmlp_cu_gemm dispatches to it. It needs
  * the driver's tensor-map encoder (ready), x and w rows 16-byte aligned.
  * Its tile configurations are numbered 0..configs()-1 for benchmarks;

@@ -37,12 +37,9 @@ static bool overlaps(const fmlp_tensor *a, const fmlp_tensor *b)
     return a0 < b1 && b0 < a1;
 }
 
-static void shapes_of(const fmlp_mlp *m, const fmlp_kernel *k, char *buf, size_t len)
+static void shapes_of(const fmlp_kernel *k, char *buf, size_t len)
 {
-    if (k->kind == FMLP_KERNEL_MLP)
-        snprintf(buf, len, "[[%lld, %lld], [%lld, %lld], [%lld, %lld]]", (long long)k->m, (long long)k->k,
-                 (long long)(2 * m->desc.hidden), (long long)k->k, (long long)k->n, (long long)m->desc.hidden);
-    else if (k->k)
+    if (k->k)
         snprintf(buf, len, "[[%lld, %lld], [%lld, %lld]]", (long long)k->m, (long long)k->k,
                  (long long)(k->kind == FMLP_KERNEL_GEMM_GLU ? 2 * k->n : k->n), (long long)k->k);
     else if (k->in1 >= 0)
@@ -72,17 +69,15 @@ static fmlp_status run_kernels(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *buf
     fmlp_ctx *ctx = m->ctx;
     fmlp_dtype dt = m->desc.dtype;
     fmlp_status s = FMLP_OK;
-    const void *const mlp_pair[2] = {m->packed_glu, m->layers[2].packed};
     for (int i = 0; i < p->n && s == FMLP_OK; i++) {
         const fmlp_kernel *k = &p->k[i];
-        const void *packed = k->kind == FMLP_KERNEL_MLP      ? (const void *)mlp_pair
-                             : k->kind == FMLP_KERNEL_GEMM_GLU ? m->packed_glu
+        const void *packed = k->kind == FMLP_KERNEL_GEMM_GLU ? m->packed_glu
                              : k->layer >= 0                 ? m->layers[k->layer].packed
                                                              : NULL;
         const fmlp_tensor *in1 = k->in1 >= 0 ? &bufs[k->in1] : NULL;
         if (prof) {
             char shapes[96];
-            shapes_of(m, k, shapes, sizeof shapes);
+            shapes_of(k, shapes, sizeof shapes);
             int64_t id = fmlp_prof_op_begin(prof, k->parent, shapes, k->flops, k->bytes);
             s = ctx->be->run(ctx, dt, k, packed, &bufs[k->in0], in1, &bufs[k->out], fmlp_prof_correlation(prof));
             fmlp_prof_op_end(prof, id);

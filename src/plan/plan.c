@@ -56,24 +56,10 @@ static void pointwise_shape(fmlp_kernel *k, int64_t rows, int64_t cols)
     k->n = cols;
 }
 
-/* Fused mode's whole gated block as one kernel, where the backend offers
- * it for this size; h goes through workspace T0 (in1). */
-static bool build_gated_one(const fmlp_mlp *m, int64_t rows, fmlp_plan *p)
-{
-    const fmlp_backend *be = m->ctx->be;
-    if (!be->one_kernel_mlp || !be->one_kernel_mlp(m->ctx, &m->desc, rows)) return false;
-    fmlp_kernel *k = add(p, FMLP_KERNEL_MLP, m->desc.act, FMLP_BUF_X, FMLP_BUF_T0, FMLP_BUF_Y);
-    gemm_shape(k, m, 0, rows);
-    k->n = m->layers[2].n;
-    p->t_cols[FMLP_BUF_T0] = m->desc.hidden;
-    return true;
-}
-
 static void build_gated(const fmlp_mlp *m, fmlp_mode mode, int64_t rows, fmlp_plan *p)
 {
     fmlp_act act = m->desc.act;
     int64_t h = m->desc.hidden;
-    if (mode == FMLP_MODE_FUSED && build_gated_one(m, rows, p)) return;
     if (mode == FMLP_MODE_FUSED) {
         fmlp_kernel *k = add(p, FMLP_KERNEL_GEMM_GLU, act, FMLP_BUF_X, -1, FMLP_BUF_T0);
         gemm_shape(k, m, 0, rows);
@@ -155,12 +141,6 @@ static void count_work(const fmlp_mlp *m, fmlp_kernel *k)
         k->flops = (k->kind == FMLP_KERNEL_GLU ? 2 : 1) * k->m * k->n;
         k->bytes = 3 * es * k->m * k->n;
         break;
-    case FMLP_KERNEL_MLP: { /* as GEMM_GLU then GEMM, h written and read back */
-        const int64_t h = m->desc.hidden;
-        k->flops = 4 * k->m * h * k->k + 2 * k->m * k->n * h;
-        k->bytes = es * (k->m * k->k + 2 * h * k->k + 2 * k->m * h + k->n * h + k->m * k->n + (bias ? 2 * h + k->n : 0));
-        break;
-    }
     }
 }
 
@@ -195,7 +175,6 @@ fmlp_status fmlp_plan_build(const fmlp_mlp *m, fmlp_mode mode, int64_t rows, fml
     else
         build_stack(m, mode, rows, p);
     for (int i = 0; i < p->n; i++) {
-        p->k[i].fused = mode == FMLP_MODE_FUSED;
         count_work(m, &p->k[i]);
         m->ctx->be->name_kernel(m->ctx, m->desc.dtype, &p->k[i]);
     }
