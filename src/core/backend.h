@@ -39,6 +39,9 @@ typedef struct fmlp_backend {
     fmlp_status (*copy)(fmlp_ctx *ctx, void *dst, fmlp_device dst_dev, const void *src, fmlp_device src_dev,
                         size_t bytes);
     fmlp_status (*synchronize)(fmlp_ctx *ctx); /* optional */
+    /* Prints this backend's part of `fmlp info` (what it runs on and what it
+     * can run there), whole lines, needing no context (optional). */
+    void (*print_info)(FILE *f);
 
     /* ---- Optional, implemented by the CUDA backend only (NULL elsewhere). ---- */
 

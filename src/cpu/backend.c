@@ -1,7 +1,7 @@
 /* Why: the CPU implementation of the backend table: a persistent thread
  * pool, a code path chosen once per context (best available, or forced by
- * option or FMLP_CPU_PATH), packed weights, and per-thread kernel lanes for
- * the profiler. */
+ * option or FMLP_CPU_PATH), packed weights, per-thread kernel lanes for the
+ * profiler, and the CPU's part of `fmlp info`. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,6 +190,26 @@ static fmlp_status cpu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k
     return FMLP_OK;
 }
 
+/* The CPU's lines of `fmlp info`: the CPU, its features, every path (why
+ * not, where one cannot run) and the default thread count. */
+static void cpu_print_info(FILE *f)
+{
+    const cpu_features *c = cpu_features_get();
+    fprintf(f, "CPU: %s, %d logical cores\n", c->brand, c->cores);
+    fprintf(f, "features: avx2=%s fma=%s avx512f=%s avx512bw=%s avx512vl=%s avx512dq=%s avx512_bf16=%s amx_tile=%s amx_bf16=%s amx_granted=%s\n",
+            c->avx2 ? "yes" : "no", c->fma ? "yes" : "no", c->avx512f ? "yes" : "no", c->avx512bw ? "yes" : "no",
+            c->avx512vl ? "yes" : "no", c->avx512dq ? "yes" : "no", c->avx512bf16 ? "yes" : "no",
+            c->amx_tile ? "yes" : "no", c->amx_bf16 ? "yes" : "no", c->amx_granted ? "yes" : "no");
+    fprintf(f, "CPU code paths (force one with --cpu-path or FMLP_CPU_PATH):\n");
+    for (int p = 0; p < CPU_PATH_COUNT; p++) {
+        const char *why;
+        bool ok = cpu_path_available((cpu_path)p, &why);
+        fprintf(f, "  %-11s %s%s%s\n", cpu_path_name((cpu_path)p), ok ? "available" : "unavailable: ", ok ? "" : why,
+                (cpu_path)p == cpu_path_best() ? " (default)" : "");
+    }
+    fprintf(f, "default threads: %d (one per core; --threads N)\n", c->cores);
+}
+
 const fmlp_backend fmlp_cpu_backend = {
     .name = "cpu",
     .init = cpu_init,
@@ -199,6 +219,7 @@ const fmlp_backend fmlp_cpu_backend = {
     .unpack = cpu_unpack,
     .name_kernel = cpu_name_kernel,
     .run = cpu_run,
+    .print_info = cpu_print_info,
 };
 
 int fmlp_ctx_threads(const fmlp_ctx *ctx)
