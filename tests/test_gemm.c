@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/features.h"
+#include "cpu/path.h"
 #include "cpu/gemm.h"
 #include "cpu/pool.h"
 #include "test_util.h"

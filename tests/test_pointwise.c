@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "core/dtype.h"
-#include "cpu/features.h"
+#include "cpu/path.h"
 #include "cpu/pointwise.h"
 #include "cpu/pool.h"
 #include "test_util.h"

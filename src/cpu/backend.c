@@ -10,6 +10,7 @@
 #include "core/internal.h"
 #include "cpu/features.h"
 #include "cpu/gemm.h"
+#include "cpu/path.h"
 #include "cpu/pointwise.h"
 #include "profiler/hook.h"
 
@@ -20,13 +21,26 @@ typedef struct {
 
 static cpu_state *state(const fmlp_ctx *ctx) { return (cpu_state *)ctx->be_state; }
 
+/* The path names, slowest first, joined by ", " and the last by `last`;
+ * only those this machine runs when `available_only`. */
+static void path_list(char *buf, size_t cap, bool available_only, const char *last)
+{
+    const char *names[CPU_PATH_COUNT];
+    int n = 0;
+    for (int i = 0; i < CPU_PATH_COUNT; i++) {
+        cpu_path p = cpu_path_listed(i);
+        if (!available_only || cpu_path_available(p, NULL)) names[n++] = cpu_path_name(p);
+    }
+    size_t used = 0;
+    buf[0] = 0;
+    for (int i = 0; i < n && used < cap; i++)
+        used += (size_t)snprintf(buf + used, cap - used, "%s%s", i == 0 ? "" : i == n - 1 ? last : ", ", names[i]);
+}
+
 static fmlp_status path_unavailable(const char *name, const char *why)
 {
-    char avail[128] = "";
-    size_t used = 0;
-    for (int p = 0; p < CPU_PATH_COUNT; p++)
-        if (cpu_path_available((cpu_path)p, NULL))
-            used += (size_t)snprintf(avail + used, sizeof avail - used, "%s%s", used ? ", " : "", cpu_path_name((cpu_path)p));
+    char avail[128];
+    path_list(avail, sizeof avail, true, ", ");
     return fmlp_fail(FMLP_ERR_UNSUPPORTED, "CPU path \"%s\" cannot run here (%s); available: %s", name, why, avail);
 }
 
@@ -36,9 +50,11 @@ static fmlp_status cpu_init(fmlp_ctx *ctx, const fmlp_ctx_options *opt)
     if (!want || !*want) want = opt->cpu_path;
     cpu_path path = cpu_path_best();
     if (want && *want) {
-        if (!cpu_path_parse(want, &path))
-            return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT,
-                             "CPU path \"%s\" is unknown; use scalar, avx2, avx512, avx512bf16 or amx", want);
+        if (!cpu_path_parse(want, &path)) {
+            char all[128];
+            path_list(all, sizeof all, false, " or ");
+            return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "CPU path \"%s\" is unknown; use %s", want, all);
+        }
         const char *why;
         if (!cpu_path_available(path, &why)) return path_unavailable(want, why);
     }
@@ -201,11 +217,12 @@ static void cpu_print_info(FILE *f)
             c->avx512vl ? "yes" : "no", c->avx512dq ? "yes" : "no", c->avx512bf16 ? "yes" : "no",
             c->amx_tile ? "yes" : "no", c->amx_bf16 ? "yes" : "no", c->amx_granted ? "yes" : "no");
     fprintf(f, "CPU code paths (force one with --cpu-path or FMLP_CPU_PATH):\n");
-    for (int p = 0; p < CPU_PATH_COUNT; p++) {
+    for (int i = 0; i < CPU_PATH_COUNT; i++) {
+        cpu_path p = cpu_path_listed(i);
         const char *why;
-        bool ok = cpu_path_available((cpu_path)p, &why);
-        fprintf(f, "  %-11s %s%s%s\n", cpu_path_name((cpu_path)p), ok ? "available" : "unavailable: ", ok ? "" : why,
-                (cpu_path)p == cpu_path_best() ? " (default)" : "");
+        bool ok = cpu_path_available(p, &why);
+        fprintf(f, "  %-11s %s%s%s\n", cpu_path_name(p), ok ? "available" : "unavailable: ", ok ? "" : why,
+                p == cpu_path_best() ? " (default)" : "");
     }
     fprintf(f, "default threads: %d (one per core; --threads N)\n", c->cores);
 }
@@ -237,11 +254,11 @@ const char *fmlp_ctx_cpu_path(const fmlp_ctx *ctx, fmlp_dtype dtype)
 int fmlp_cpu_paths(fmlp_cpu_path_info *out, int cap)
 {
     int n = 0;
-    for (int p = 0; p < CPU_PATH_COUNT; p++) {
+    for (int i = 0; i < CPU_PATH_COUNT; i++) {
         if (out && n < cap) {
             const char *why;
-            out[n].name = cpu_path_name((cpu_path)p);
-            out[n].available = cpu_path_available((cpu_path)p, &why);
+            out[n].name = cpu_path_name(cpu_path_listed(i));
+            out[n].available = cpu_path_available(cpu_path_listed(i), &why);
             out[n].why_not = why;
         }
         n++;

@@ -6,7 +6,7 @@
  * kernels. The per-ISA microkernels do the arithmetic, the path's epilogue
  * finishes each tile while it is hot. No k is ever split, across threads,
  * blocks or tiles, so each element is one fixed-order sum whoever computes
- * it. */
+ * it. The parts of a path it uses come from the path table. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,30 +15,7 @@
 #include "core/clock.h"
 #include "core/dtype.h"
 #include "cpu/gemm_internal.h"
-
-/* Each path's GEMM, by cpu_path. */
-static const gemm_path k_paths[CPU_PATH_COUNT] = {
-    [CPU_PATH_SCALAR] = {.mr = GEMM_MR_SCALAR, .nr = GEMM_NR_SCALAR, .kstep = 1, .order = GEMM_PANELS_OUTSIDE,
-                         .f32 = {.tile = gemm_tile_scalar_f32}, .bf16 = {.tile = gemm_tile_scalar_bf16},
-                         .epilogue = gemm_epilogue_scalar},
-    [CPU_PATH_AVX2] = {.mr = GEMM_MR_AVX2, .nr = GEMM_NR_AVX2, .kstep = 1, .order = GEMM_ROWS_OUTSIDE,
-                       .f32 = {.tile = gemm_tile_avx2_f32}, .bf16 = {.tile = gemm_tile_avx2_bf16},
-                       .epilogue = gemm_epilogue_avx2},
-    [CPU_PATH_AVX512] = {.mr = GEMM_MR_AVX512, .nr = GEMM_NR_AVX512, .kstep = 1, .order = GEMM_ROWS_OUTSIDE,
-                         .f32 = {.tile = gemm_tile_avx512_f32, .wide = gemm_wide_avx512_f32},
-                         .bf16 = {.tile = gemm_tile_avx512_bf16, .wide = gemm_wide_avx512_bf16},
-                         .epilogue = gemm_epilogue_avx512},
-    [CPU_PATH_AVX512BF16] = {.mr = GEMM_MR_AVX512BF16, .nr = GEMM_NR_AVX512, .kstep = 2, .pairs = true,
-                             .order = GEMM_ROWS_OUTSIDE,
-                             .bf16 = {.tile = gemm_tile_avx512bf16, .wide = gemm_wide_avx512bf16},
-                             .epilogue = gemm_epilogue_avx512},
-    /* Panels outside: AMX consumes a panel so fast that keeping it in L1/L2
-     * across the row tiles pays more than keeping A there (measured on a
-     * Xeon: down GEMM 697 vs 571 GFLOP/s per core). */
-    [CPU_PATH_AMX] = {.mr = GEMM_MR_AMX, .nr = GEMM_NR_AVX512, .kstep = GEMM_AMX_KSTEP, .pairs = true,
-                      .order = GEMM_PANELS_OUTSIDE, .bf16 = {.tile = gemm_tile_amx},
-                      .epilogue = gemm_epilogue_avx512, .enter = gemm_amx_enter, .leave = gemm_amx_leave},
-};
+#include "cpu/path_table.h"
 
 /* Source column of packed column j of `panel`, or -1 past the weight;
  * *up says whether it comes from the GLU's up weight. */
@@ -111,7 +88,7 @@ static cpu_packed *pack(cpu_path path, fmlp_dtype dtype, const void *w0, const v
     if ((dtype != FMLP_F32 && dtype != FMLP_BF16) || n < 1 || k < 1 || !w0 || (glu && !w1)) return NULL;
     path = cpu_path_for_dtype(path, dtype);
     if (!cpu_path_available(path, NULL)) return NULL;
-    const gemm_path *gp = &k_paths[path];
+    const gemm_path *gp = &cpu_path_table[path].gemm;
     const gemm_kernels *kernels = dtype == FMLP_F32 ? &gp->f32 : &gp->bf16;
     if (!kernels->tile) return NULL; /* a table row whose f32 names a bf16-only path */
     cpu_packed *p = calloc(1, sizeof *p);

@@ -2,7 +2,8 @@
  * threads, the small-row path and the row-tile loop) and the per-ISA code
  * under simd/ (microkernels and epilogues), which is compiled with other
  * target flags and so lives in other files. A path's GEMM is a gemm_path:
- * its geometry and the functions below.
+ * its geometry and the functions below; the path table (path_table.c) holds
+ * one per path.
  *
  * Layout. The (n, k) weight is cut into panels of `nr` packed columns. A
  * plain packing's panel p holds output columns [p*nr, p*nr + nr); a GLU
