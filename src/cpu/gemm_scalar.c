@@ -2,24 +2,40 @@
  * the SIMD paths are compared against. Same panel layout (KN, 8 columns) and
  * the same contract as the vector tiles: each element summed from zero in
  * ascending k, bias added in f32, one rounding on the way out. */
+#include <string.h>
+
 #include "core/dtype.h"
 #include "cpu/gemm_internal.h"
 #include "cpu/pointwise.h"
 
 #define NR GEMM_NR_SCALAR
 
-static inline void tile(fmlp_dtype dt, int rows, const void *A, int64_t lda, const void *W, int64_t k, float *acc)
+/* dt stays a run-time value (no copy of tile specialised on it): with a
+ * constant bf16 GCC vectorises over rows instead of columns, several times
+ * slower. */
+#if __has_attribute(noipa)
+#define NOT_SPECIALISED __attribute__((noipa))
+#else
+#define NOT_SPECIALISED __attribute__((noinline))
+#endif
+
+/* The sums live in a local array until the end: in acc, which might alias
+ * A as far as the compiler knows, they would not be vectorised over j. */
+NOT_SPECIALISED static void tile(fmlp_dtype dt, int rows, const void *A, int64_t lda, const void *W, int64_t k,
+                                 float *acc)
 {
+    float sum[GEMM_MR_SCALAR][NR];
     for (int r = 0; r < rows; r++)
-        for (int j = 0; j < NR; j++) acc[r * NR + j] = 0.0f;
+        for (int j = 0; j < NR; j++) sum[r][j] = 0.0f;
     for (int64_t kk = 0; kk < k; kk++) {
         float w[NR];
         for (int j = 0; j < NR; j++) w[j] = fmlp_load(dt, W, kk * NR + j);
         for (int r = 0; r < rows; r++) {
             float a = fmlp_load(dt, A, r * lda + kk);
-            for (int j = 0; j < NR; j++) acc[r * NR + j] += a * w[j];
+            for (int j = 0; j < NR; j++) sum[r][j] += a * w[j];
         }
     }
+    memcpy(acc, sum, (size_t)rows * sizeof sum[0]);
 }
 
 void gemm_tile_scalar_f32(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc)
