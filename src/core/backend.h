@@ -25,7 +25,8 @@ typedef struct fmlp_backend {
     bool (*supports)(fmlp_block block, fmlp_dtype dtype, fmlp_mode mode, char *why, size_t why_len);
     /* Devices of this kind on the machine (optional: NULL means one, the host). */
     int (*device_count)(void);
-    /* Prints this backend's part of `fmlp info` (optional). */
+    /* Prints this backend's part of `fmlp info` (what it runs on and what it
+     * can run there), whole lines, needing no context (optional). */
     void (*print_info)(FILE *f);
 
     /* Re-lays out one Linear weight (n, k) row-major in `dtype` on the host,
