@@ -29,6 +29,8 @@ static const fmlp_backend cuda_backend = {
     .prof_stop = fmlp_cu_prof_stop,
     .auto_mode = fmlp_cu_auto_mode,
     .device_props = fmlp_cu_device_props,
+    .host_alloc = fmlp_cu_host_alloc,
+    .host_free = fmlp_cu_host_free,
 };
 
 const fmlp_backend *fmlp_cuda_backend_get(void) { return &cuda_backend; }
