@@ -146,6 +146,10 @@ int cli_bench_main(int argc, char **argv)
     bench_opts bo;
     int parsed = parse_bench(argc, argv, &o, &bo);
     if (parsed <= 0) return parsed == 0 ? 0 : CLI_USAGE_ERROR;
+    if (!cli_model_check(&o)) {
+        usage(stderr);
+        return CLI_USAGE_ERROR;
+    }
     char b1[256], b2[256], b3[256];
     const char *rows_l[MAX_ITEMS], *dt_l[MAX_ITEMS], *mode_l[MAX_ITEMS];
     int nr = cli_split_list(bo.rows, b1, sizeof b1, rows_l, MAX_ITEMS);

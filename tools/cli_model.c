@@ -160,6 +160,14 @@ void cli_model_usage(FILE *f, bool linear)
                "  --seed N           seed for random weights and input (default 0)\n");
 }
 
+bool cli_model_check(const cli_model_opts *o)
+{
+    if (!o->host_io || o->device != FMLP_DEVICE_CPU) return true;
+    cli_error(o->cmd, "--host-io times copies between host and device memory; on the CPU x and y are host memory "
+                      "already: add --device cuda or drop --host-io");
+    return false;
+}
+
 fmlp_status cli_model_build(const cli_model_opts *o, fmlp_dtype dtype, fmlp_ctx **ctx, fmlp_mlp **mlp)
 {
     fmlp_ctx_options co = fmlp_ctx_options_default();

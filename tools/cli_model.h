@@ -37,6 +37,8 @@ void cli_model_options(cli_options *l, bool linear);
 int cli_model_take(cli_model_opts *o, const cli_arg *a);
 void cli_model_usage(FILE *f, bool linear);
 
+/* Whether the model flags fit together (prints the usage error when not). */
+bool cli_model_check(const cli_model_opts *o);
 /* Creates the context and MLP in `dtype`; with --weights, shapes come from
  * the file. Prints the error and returns non-OK on failure. */
 fmlp_status cli_model_build(const cli_model_opts *o, fmlp_dtype dtype, fmlp_ctx **ctx, fmlp_mlp **mlp);

@@ -307,6 +307,10 @@ int cli_run_main(int argc, char **argv, bool linear)
     run_opts r;
     int parsed = parse_run(argc, argv, linear, &r);
     if (parsed <= 0) return parsed == 0 ? 0 : CLI_USAGE_ERROR;
+    if (!cli_model_check(&r.model)) {
+        usage(stderr, linear);
+        return CLI_USAGE_ERROR;
+    }
     if (r.input && input_shape(&r) != 0) return 1;
     fmlp_ctx *ctx;
     fmlp_mlp *mlp;
