@@ -54,6 +54,18 @@ static pe_event *launch(pe_set *s, double t, double delay, double dur, int64_t e
     return span(s, PE_KERNEL, name, t + 8 + delay, t + 8 + delay + dur, ext, corr);
 }
 
+/* Whether the table with analyses holds `want`. */
+static bool table_has(const pe_set *s, const char *want)
+{
+    fmlp_table_options o = fmlp_table_options_default();
+    o.analyses = true;
+    fmlp_status st;
+    char *t = prof_table(s, &o, true, &st);
+    bool has = t && strstr(t, want);
+    free(t);
+    return has;
+}
+
 static bool analyse(const pe_set *s, pe_analysis *a)
 {
     pe_calls cs;
@@ -98,13 +110,8 @@ static void test_copy_bound(void)
                  strstr(a.sum.reason, "pageable") && strstr(a.sum.reason, "fmlp_tensor_alloc_host"),
              "copy-bound, with time, bytes, memory kind and fix: %s", a.sum.reason);
     tu_check(fabs(a.sum.copy_us - 1742) < 1e-6 && fabs(a.sum.copy_bytes - 2 * MB) < 1, "summary: copy time and bytes per step");
-    fmlp_table_options o = fmlp_table_options_default();
-    o.analyses = true;
-    fmlp_status ts;
-    char *t = prof_table(&s, &o, true, &ts);
-    tu_check(t && strstr(t, "Verdict: copy-bound, 2 kernels per step (and 2 memcpy/memset)") && strstr(t, "Copies"),
+    tu_check(table_has(&s, "Verdict: copy-bound, 2 kernels per step (and 2 memcpy/memset)") && table_has(&s, "Copies"),
              "analyses print the copy column and the copy-bound verdict");
-    free(t);
     pe_analysis_free(&a);
     pe_set_free(&s);
 }
@@ -148,12 +155,7 @@ static void test_busy(bool gemm)
                  strstr(a.sum.reason, gemm ? "714.3 TFLOP/s = 67% of the 1.070 PFLOP/s" : "4.286 TB/s = 87% of 4.917 TB/s"),
              "%s against the datasheet peaks, saying so: %s", gemm ? "GEMM compute-bound" : "pointwise memory-bound",
              a.sum.reason);
-    fmlp_table_options o = fmlp_table_options_default();
-    o.analyses = true;
-    fmlp_status ts;
-    char *t = prof_table(&s, &o, true, &ts);
-    tu_check(t && strstr(t, "GPU ceilings (from device properties"), "the analyses name the ceilings' source");
-    free(t);
+    tu_check(table_has(&s, "GPU ceilings (from device properties"), "the analyses name the ceilings' source");
     /* The trace carries the ceilings and their source: re-read, same verdict. */
     size_t len = 0;
     char *json = prof_trace_json(&s, NULL, &len);
