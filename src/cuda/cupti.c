@@ -340,13 +340,19 @@ fmlp_status fmlp_cu_prof_stop(fmlp_ctx *ctx, struct fmlp_profiler *prof)
     cuptiFinalize();
 
     pthread_mutex_lock(&G.lock);
-    /* correlation ids that launched GPU work, sorted for lookup */
-    uint32_t *gpu = malloc((G.n ? G.n : 1) * sizeof *gpu);
-    size_t n_gpu = 0;
-    for (size_t i = 0; gpu && i < G.n; i++)
+    /* correlation ids that launched GPU work, and those of runtime calls,
+     * sorted for lookup */
+    uint32_t *gpu = malloc((G.n ? G.n : 1) * sizeof *gpu), *rt = malloc((G.n ? G.n : 1) * sizeof *rt);
+    size_t n_gpu = 0, n_rt = 0;
+    for (size_t i = 0; gpu && rt && i < G.n; i++) {
         if (G.recs[i].kind == CR_KERNEL || G.recs[i].kind == CR_MEMCPY || G.recs[i].kind == CR_MEMSET)
             gpu[n_gpu++] = G.recs[i].corr;
-    if (gpu) qsort(gpu, n_gpu, sizeof *gpu, cmp_u32);
+        if (G.recs[i].kind == CR_RUNTIME) rt[n_rt++] = G.recs[i].corr;
+    }
+    if (gpu && rt) {
+        qsort(gpu, n_gpu, sizeof *gpu, cmp_u32);
+        qsort(rt, n_rt, sizeof *rt, cmp_u32);
+    }
     if (G.n_ext) qsort(G.ext, G.n_ext, sizeof *G.ext, cmp_ext);
     for (size_t i = 0; prof && i < G.n; i++) {
         const cr_rec *c = &G.recs[i];
@@ -379,8 +385,11 @@ fmlp_status fmlp_cu_prof_stop(fmlp_ctx *ctx, struct fmlp_profiler *prof)
         default: {
             r.kind = FMLP_REC_RUNTIME;
             r.name = api_name(c, nbuf, sizeof nbuf);
-            const bool launched = gpu && bsearch(&c->corr, gpu, n_gpu, sizeof *gpu, cmp_u32);
+            const bool launched = gpu && rt && bsearch(&c->corr, gpu, n_gpu, sizeof *gpu, cmp_u32);
             if (!launched && (c->kind == CR_DRIVER || !api_worth_showing(r.name))) continue;
+            /* One call per correlation: a driver call made inside a
+             * runtime call that shares its id is the runtime call's. */
+            if (c->kind == CR_DRIVER && bsearch(&c->corr, rt, n_rt, sizeof *rt, cmp_u32)) continue;
             r.device = -1;
             r.lane = c->tid;
             for (int t = 0; t < G.n_threads; t++)
@@ -391,6 +400,7 @@ fmlp_status fmlp_cu_prof_stop(fmlp_ctx *ctx, struct fmlp_profiler *prof)
         fmlp_prof_record_add(prof, &r);
     }
     free(gpu);
+    free(rt);
     clear_collected();
     pthread_mutex_unlock(&G.lock);
     return FMLP_OK;
