@@ -15,7 +15,7 @@ const char *fmlp_si_format(double value, const char *unit, char *buf, size_t len
     if (!unit) unit = "";
     double mag = fabs(value);
     int p = 0;
-    while (p + 1 < (int)sizeof prefixes && mag >= 999.95) {
+    while (isfinite(mag) && p + 1 < (int)sizeof prefixes && mag >= 999.95) {
         mag /= 1000.0;
         value /= 1000.0;
         p++;
