@@ -22,7 +22,8 @@ note "gpu: $(tail -1 "$OUT/gpu.txt")"
 if [ "$STAGE" != kernels ]; then
     B=/tmp/fmlp-build
     (cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release "-DFMLP_CUDA_GENCODE=-gencode=arch=compute_90a,code=sm_90a" >"$OUT/build.log" 2>&1 &&
-        cmake --build $B -j16 --target fmlp_cli fmlp_bench_cuda test_cuda_modes test_cuda_errors test_cuda_profile >>"$OUT/build.log" 2>&1
+        cmake --build $B -j16 --target fmlp_cli fmlp_bench_cuda test_cuda_modes test_cuda_errors test_cuda_profile \
+            test_profiler_cuda test_cuda_kineto >>"$OUT/build.log" 2>&1
      echo "rc=$?" >>"$OUT/build.log") &
     BUILD_PID=$!
 fi

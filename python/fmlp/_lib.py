@@ -44,7 +44,7 @@ ACT_NAMES = {v: k for k, v in ACTS.items()}
 BLOCK_GATED, BLOCK_STACK = 0, 1
 DEVICE_CPU, DEVICE_CUDA = 0, 1
 ACTIVITY_CPU, ACTIVITY_CUDA = 1, 2
-BOUNDS = {0: "overhead-bound", 1: "memory-bound", 2: "compute-bound"}
+BOUNDS = {0: "overhead-bound", 1: "memory-bound", 2: "compute-bound", 3: "copy-bound"}
 MAX_LAYERS = 32
 
 
@@ -89,7 +89,7 @@ class TableOptions(ctypes.Structure):
 class ProfileSummary(ctypes.Structure):
     _fields_ = [("steps", c_int), ("wall_us", c_double), ("kernel_us", c_double), ("overhead_us", c_double),
                 ("idle_us", c_double), ("kernels_per_step", c_int), ("copies_per_step", c_int), ("bound", c_int),
-                ("reason", ctypes.c_char * 256)]
+                ("reason", ctypes.c_char * 256), ("copy_us", c_double), ("copy_bytes", c_double)]
 
 
 def _declare(name, restype, *argtypes):

@@ -66,7 +66,7 @@ _profiled_lock = threading.Lock()
 
 class Summary:
     """The verdict of one context's last window: per step, where the time
-    went, and whether it was overhead-, memory- or compute-bound."""
+    went, and whether it was overhead-, memory-, compute- or copy-bound."""
 
     def __init__(self, device, s):
         self.device = device
@@ -74,18 +74,20 @@ class Summary:
         self.wall_us, self.kernel_us, self.overhead_us, self.idle_us = s.wall_us, s.kernel_us, s.overhead_us, \
             s.idle_us
         self.kernels_per_step, self.copies_per_step = s.kernels_per_step, s.copies_per_step
+        self.copy_us, self.copy_bytes = s.copy_us, s.copy_bytes
         self.bound = _lib.BOUNDS.get(s.bound, "unknown")
         self.reason = s.reason.decode("utf-8", "replace")
 
     def as_dict(self):
         return {k: getattr(self, k) for k in ("device", "steps", "wall_us", "kernel_us", "overhead_us", "idle_us",
-                                               "kernels_per_step", "copies_per_step", "bound", "reason")}
+                                               "kernels_per_step", "copies_per_step", "copy_us", "copy_bytes", "bound", "reason")}
 
     def __str__(self):
-        return ("%s: %s (%s); per step over %d steps: wall %.1f us, kernels %.1f us, dispatch overhead %.1f us, "
-                "idle %.1f us, %d kernels" % (self.device, self.bound, self.reason, self.steps, self.wall_us,
-                                              self.kernel_us, self.overhead_us, self.idle_us,
-                                              self.kernels_per_step))
+        return ("%s: %s (%s); per step over %d steps: wall %.1f us, kernels %.1f us, copies %.1f us, "
+                "dispatch overhead %.1f us, idle %.1f us, %d kernels" % (self.device, self.bound, self.reason,
+                                                                        self.steps, self.wall_us, self.kernel_us,
+                                                                        self.copy_us, self.overhead_us, self.idle_us,
+                                                                        self.kernels_per_step))
 
     __repr__ = __str__
 

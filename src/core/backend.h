@@ -43,9 +43,12 @@ typedef struct fmlp_backend {
 
     /* Runs one kernel. `packed` is the layer's packing (GEMM) or the gate/up
      * packing (GEMM_GLU), NULL for pointwise kernels. Tensors live on the
-     * backend's device. `correlation` tags the kernel's profiler events. */
+     * backend's device. `external_id` is the External id of the op that
+     * issued the kernel (0 when no profiler records): every profiler record
+     * of the kernel carries it. Correlations are the backend's: one per
+     * runtime call on a GPU (CUPTI's), one per parallel region on the CPU. */
     fmlp_status (*run)(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k, const void *packed,
-                       const fmlp_tensor *in0, const fmlp_tensor *in1, fmlp_tensor *out, int64_t correlation);
+                       const fmlp_tensor *in0, const fmlp_tensor *in1, fmlp_tensor *out, int64_t external_id);
 
     /* Device memory (optional: NULL means host malloc, 64-byte aligned). */
     fmlp_status (*alloc)(fmlp_ctx *ctx, size_t bytes, void **out);
@@ -66,18 +69,21 @@ typedef struct fmlp_backend {
      * instantiates the capture, caches it under the key and launches it.
      * After a successful graph_begin, graph_end must follow even when a run
      * failed: pass key NULL to discard the capture. Graphs that point at
-     * packed weights are dropped by unpack. `correlation` tags the launch for
-     * the profiler (0 when none records). */
-    fmlp_status (*graph_launch)(fmlp_ctx *ctx, const void *key, size_t key_bytes, int64_t correlation, bool *hit);
+     * packed weights are dropped by unpack. `external_id` is the op the
+     * launch runs under, for the profiler (0 when none records); the
+     * graph's kernels share the launch call's correlation, as CUPTI
+     * reports them. */
+    fmlp_status (*graph_launch)(fmlp_ctx *ctx, const void *key, size_t key_bytes, int64_t external_id, bool *hit);
     fmlp_status (*graph_begin)(fmlp_ctx *ctx);
-    fmlp_status (*graph_end)(fmlp_ctx *ctx, const void *key, size_t key_bytes, int64_t correlation);
+    fmlp_status (*graph_end)(fmlp_ctx *ctx, const void *key, size_t key_bytes, int64_t external_id);
 
     /* GPU activity. prof_start turns device activity collection on (call it
      * when a profiler starts collecting, before the first recorded step);
      * prof_stop waits for the device, hands every kernel, memcpy, memset and
      * launch-API record since prof_start to `prof` through
      * fmlp_prof_record_add, and turns collection off again so no slowdown
-     * stays behind. Records carry the correlation passed to run(). */
+     * stays behind. Records carry their runtime call's correlation and the
+     * External id passed to run() (or graph_launch). */
     fmlp_status (*prof_start)(fmlp_ctx *ctx);
     fmlp_status (*prof_stop)(fmlp_ctx *ctx, struct fmlp_profiler *prof);
     /* A strided copy: `rows` rows of `row_bytes`, row starts dld/sld bytes
@@ -100,6 +106,12 @@ typedef struct fmlp_backend {
     /* Whether the caller is capturing the calling thread's stream into a
      * graph of its own: the executor then neither captures nor waits. */
     bool (*caller_capturing)(fmlp_ctx *ctx);
+    /* Page-locked host memory for host tensors that cross to and from the
+     * device (fmlp_tensor_alloc_host; optional: NULL means plain host
+     * memory). host_free takes what host_alloc gave, or plain host memory,
+     * which it frees as free() does. */
+    fmlp_status (*host_alloc)(fmlp_ctx *ctx, size_t bytes, void **out);
+    void (*host_free)(fmlp_ctx *ctx, void *p);
 } fmlp_backend;
 
 /* The backend that runs `device`; fails for an unknown device, or for a

@@ -128,9 +128,12 @@ static void cpu_name_kernel(fmlp_ctx *ctx, fmlp_dtype dtype, fmlp_kernel *k)
     }
 }
 
-static void report_lanes(fmlp_ctx *ctx, const fmlp_kernel *k, const cpu_lane_time *t, int lanes, int64_t corr,
+/* One parallel region: one correlation for all its lanes, and the External
+ * id of the op that ran it. */
+static void report_lanes(fmlp_ctx *ctx, const fmlp_kernel *k, const cpu_lane_time *t, int lanes, int64_t external_id,
                          fmlp_prof_record *r)
 {
+    const int64_t corr = fmlp_prof_correlation(ctx->prof);
     for (int i = 0; i < lanes; i++) {
         memset(&r[i], 0, sizeof r[i]);
         r[i].kind = FMLP_REC_KERNEL;
@@ -140,6 +143,7 @@ static void report_lanes(fmlp_ctx *ctx, const fmlp_kernel *k, const cpu_lane_tim
         r[i].device = -1;
         r[i].lane = t[i].os_tid;
         r[i].correlation = corr;
+        r[i].external_id = external_id;
         /* The whole kernel's work is carried by its first lane. */
         r[i].flops = i == 0 ? k->flops : 0;
         r[i].bytes = i == 0 ? k->bytes : 0;
@@ -153,7 +157,7 @@ static void report_lanes(fmlp_ctx *ctx, const fmlp_kernel *k, const cpu_lane_tim
 #define STACK_LANES 64
 
 static fmlp_status cpu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k, const void *packed,
-                           const fmlp_tensor *in0, const fmlp_tensor *in1, fmlp_tensor *out, int64_t correlation)
+                           const fmlp_tensor *in0, const fmlp_tensor *in1, fmlp_tensor *out, int64_t external_id)
 {
     cpu_state *st = state(ctx);
     bool profiled = ctx->prof != NULL;
@@ -190,7 +194,7 @@ static fmlp_status cpu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k
     }
     }
     if (profiled) {
-        report_lanes(ctx, k, times, lanes, correlation, recs);
+        report_lanes(ctx, k, times, lanes, external_id, recs);
         if (times != stack_times) {
             free(times);
             free(recs);

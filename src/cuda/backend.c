@@ -32,6 +32,8 @@ static const fmlp_backend cuda_backend = {
     .set_stream = fmlp_cu_set_stream,
     .get_stream = fmlp_cu_get_stream,
     .caller_capturing = fmlp_cu_caller_capturing,
+    .host_alloc = fmlp_cu_host_alloc,
+    .host_free = fmlp_cu_host_free,
 };
 
 const fmlp_backend *fmlp_cuda_backend_get(void) { return &cuda_backend; }

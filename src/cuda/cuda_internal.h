@@ -125,6 +125,9 @@ fmlp_status fmlp_cu_copy(fmlp_ctx *ctx, void *dst, fmlp_device dst_dev, const vo
 fmlp_status fmlp_cu_copy2d(fmlp_ctx *ctx, void *dst, size_t dld, fmlp_device dst_dev, const void *src, size_t sld,
                            fmlp_device src_dev, size_t row_bytes, size_t rows);
 fmlp_status fmlp_cu_synchronize(fmlp_ctx *ctx);
+/* Page-locked host memory (fmlp_tensor_alloc_host); free takes plain host memory too. */
+fmlp_status fmlp_cu_host_alloc(fmlp_ctx *ctx, size_t bytes, void **out);
+void fmlp_cu_host_free(fmlp_ctx *ctx, void *p);
 /* FMLP_OK when p is device (or managed) memory, aligned to an element of dt
  * when `element`; else a message naming `what`. */
 fmlp_status fmlp_cu_check_device_ptr(fmlp_cu_state *st, const char *what, const void *p, fmlp_dtype dt, bool element);
@@ -141,7 +144,7 @@ void fmlp_cu_unpack(fmlp_ctx *ctx, void *packed);
 
 void fmlp_cu_name_kernel(fmlp_ctx *ctx, fmlp_dtype dtype, fmlp_kernel *k);
 fmlp_status fmlp_cu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k, const void *packed,
-                        const fmlp_tensor *in0, const fmlp_tensor *in1, fmlp_tensor *out, int64_t correlation);
+                        const fmlp_tensor *in0, const fmlp_tensor *in1, fmlp_tensor *out, int64_t external_id);
 
 /* ---- policy.c: what this backend runs and what `auto` picks */
 
@@ -159,17 +162,19 @@ const char *fmlp_cu_lt_name(fmlp_dtype dt, bool bias);
 void fmlp_cu_lt_forget(fmlp_cu_state *st, const void *w);
 
 /* ---- graph.c: CUDA graphs (backend table entries) and their cache */
-fmlp_status fmlp_cu_graph_launch(fmlp_ctx *ctx, const void *key, size_t key_bytes, int64_t correlation, bool *hit);
+fmlp_status fmlp_cu_graph_launch(fmlp_ctx *ctx, const void *key, size_t key_bytes, int64_t external_id, bool *hit);
 fmlp_status fmlp_cu_graph_begin(fmlp_ctx *ctx);
-fmlp_status fmlp_cu_graph_end(fmlp_ctx *ctx, const void *key, size_t key_bytes, int64_t correlation);
+fmlp_status fmlp_cu_graph_end(fmlp_ctx *ctx, const void *key, size_t key_bytes, int64_t external_id);
 void fmlp_cu_graph_clear(fmlp_cu_state *st);
 
 /* ---- cupti.c: GPU activity (backend table entries) and the launch-side tagging */
 fmlp_status fmlp_cu_prof_start(fmlp_ctx *ctx);
 fmlp_status fmlp_cu_prof_stop(fmlp_ctx *ctx, struct fmlp_profiler *prof);
 bool fmlp_cu_prof_active(void);
-/* Tags the launches between push and pop with the profiler's correlation. */
-void fmlp_cu_prof_push(int64_t correlation);
+/* Tags the runtime calls between push and pop, and the GPU work they start,
+ * with the External id of the op that issues them (CUPTI's external
+ * correlation); their own correlations stay CUPTI's. */
+void fmlp_cu_prof_push(int64_t external_id);
 void fmlp_cu_prof_pop(void);
 
 #endif

@@ -79,7 +79,7 @@ static fmlp_status run_kernels(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *buf
             char shapes[96];
             shapes_of(k, shapes, sizeof shapes);
             int64_t id = fmlp_prof_op_begin(prof, k->parent, shapes, k->flops, k->bytes);
-            s = ctx->be->run(ctx, dt, k, packed, &bufs[k->in0], in1, &bufs[k->out], fmlp_prof_correlation(prof));
+            s = ctx->be->run(ctx, dt, k, packed, &bufs[k->in0], in1, &bufs[k->out], id);
             fmlp_prof_op_end(prof, id);
         } else {
             s = ctx->be->run(ctx, dt, k, packed, &bufs[k->in0], in1, &bufs[k->out], 0);
@@ -97,8 +97,9 @@ typedef struct {
     int64_t ld[FMLP_BUF_COUNT];
 } graph_key;
 
-/* Replays the graph cached for this forward, or captures one and launches it. */
-static fmlp_status run_graph(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *bufs, int64_t correlation)
+/* Replays the graph cached for this forward, or captures one and launches
+ * it, under the op `external_id`. */
+static fmlp_status run_graph(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *bufs, int64_t external_id)
 {
     fmlp_ctx *ctx = m->ctx;
     graph_key key;
@@ -111,12 +112,12 @@ static fmlp_status run_graph(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *bufs,
         key.ld[b] = bufs[b].ld;
     }
     bool hit = false;
-    fmlp_status s = ctx->be->graph_launch(ctx, &key, sizeof key, correlation, &hit);
+    fmlp_status s = ctx->be->graph_launch(ctx, &key, sizeof key, external_id, &hit);
     if (s != FMLP_OK || hit) return s;
     s = ctx->be->graph_begin(ctx);
     if (s != FMLP_OK) return s;
     s = run_kernels(m, p, bufs, NULL);
-    fmlp_status e = ctx->be->graph_end(ctx, s == FMLP_OK ? &key : NULL, sizeof key, correlation);
+    fmlp_status e = ctx->be->graph_end(ctx, s == FMLP_OK ? &key : NULL, sizeof key, external_id);
     return s != FMLP_OK ? s : e;
 }
 
@@ -129,7 +130,7 @@ static fmlp_status run_plan(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *bufs)
     int64_t outer = prof ? outer_begin(prof, m, p, bufs[FMLP_BUF_X].rows) : 0;
     fmlp_status s;
     if (graph)
-        s = run_graph(m, p, bufs, prof ? fmlp_prof_correlation(prof) : 0);
+        s = run_graph(m, p, bufs, outer);
     else
         s = run_kernels(m, p, bufs, prof);
     if (prof) fmlp_prof_op_end(prof, outer);

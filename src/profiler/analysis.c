@@ -1,7 +1,9 @@
 /* Why: see analysis.h. One definition covers CPU and GPU runs and read
- * traces alike: "kernel" time is the union of work on any lane; "dispatch
- * overhead" is time spent inside ops while no kernel runs (for a GPU, the
- * device waiting on launches); "idle" is the rest of the step's wall time. */
+ * traces alike: "kernel" time is the union of kernels on any lane; "copy"
+ * time is what GPU copies and memsets (and the runtime calls that issue
+ * them) add on top; "dispatch overhead" is the rest of the time inside ops
+ * and runtime calls (for a GPU, the device waiting on launches); "idle" is
+ * the rest of the step's wall time. The verdict itself is verdict.c's. */
 #include "profiler/analysis.h"
 
 #include <stdlib.h>
@@ -45,53 +47,9 @@ const char *pe_bound_name(fmlp_bound b)
     case FMLP_BOUND_OVERHEAD: return "overhead-bound";
     case FMLP_BOUND_MEMORY: return "memory-bound";
     case FMLP_BOUND_COMPUTE: return "compute-bound";
+    case FMLP_BOUND_COPY: return "copy-bound";
     }
     return "?";
-}
-
-/* Without measured ceilings, the FLOP/byte at which a CPU GEMM turns from
- * memory- to compute-bound is assumed to be about this. */
-#define RIDGE_GUESS 10.0
-
-static void verdict(const pe_set *s, bool device, bool bf16, pe_step_stat *st)
-{
-    double busy = st->wall_us > 0 ? st->kernel_us / st->wall_us : 0;
-    if (st->kernels + st->copies == 0 || busy < 0.5) {
-        st->bound = FMLP_BOUND_OVERHEAD;
-        snprintf(st->reason, sizeof st->reason,
-                 "kernels busy %.0f%% of %.1f us; %.1f us dispatch overhead (%.1f us per kernel over %d) and %.1f "
-                 "us idle",
-                 busy * 100, st->wall_us, st->overhead_us, st->kernels ? st->overhead_us / st->kernels : 0,
-                 st->kernels, st->idle_us);
-        return;
-    }
-    if (st->flops <= 0 && st->bytes <= 0) {
-        st->bound = FMLP_BOUND_COMPUTE;
-        snprintf(st->reason, sizeof st->reason,
-                 "kernels busy %.0f%% of %.1f us, so the work itself is the cost; the trace has no FLOP or byte "
-                 "counts (profile with record_shapes or with_flops) to tell compute from memory",
-                 busy * 100, st->wall_us);
-        return;
-    }
-    double kern_ns = st->kernel_us * 1e3;
-    double gflops = st->flops / kern_ns, gbps = st->bytes / kern_ns;
-    double peak = device ? s->ceil.gpu_gemm_tflops_bf16 * 1e3 : bf16 ? s->ceil.gemm_gflops_bf16 : s->ceil.gemm_gflops_f32;
-    double bw = device ? s->ceil.gpu_mem_gbps : s->ceil.mem_gbps;
-    if (s->ceil.have && peak > 0 && bw > 0) {
-        double fc = gflops / peak, fm = gbps / bw;
-        st->bound = fm > fc ? FMLP_BOUND_MEMORY : FMLP_BOUND_COMPUTE;
-        snprintf(st->reason, sizeof st->reason,
-                 "kernels busy %.0f%%; %.1f GFLOP/s = %.0f%% of the %.0f GFLOP/s %s GEMM peak, %.1f GB/s = %.0f%% of "
-                 "%.0f GB/s memory bandwidth",
-                 busy * 100, gflops, fc * 100, peak, bf16 ? "bf16" : "f32", gbps, fm * 100, bw);
-        return;
-    }
-    double ai = st->bytes > 0 ? st->flops / st->bytes : 0;
-    st->bound = ai >= RIDGE_GUESS ? FMLP_BOUND_COMPUTE : FMLP_BOUND_MEMORY;
-    snprintf(st->reason, sizeof st->reason,
-             "kernels busy %.0f%%; %.1f GFLOP/s, %.1f GB/s, %.1f FLOP/byte against an assumed ridge of %.0f "
-             "(ceilings not measured: run `fmlp info --ceilings`)",
-             busy * 100, gflops, gbps, ai, RIDGE_GUESS);
 }
 
 static int by_step_start(const void *x, const void *y)
@@ -143,31 +101,60 @@ static int64_t clip_len(span *v, size_t n, const pe_step_stat *st)
     return union_len(v, n);
 }
 
-static void step_numbers(const pe_calls *cs, const bool *is_work, pe_step_stat *st, span *work, span *all)
+/* The step's spans by what they are: kernels; the device's busy time
+ * (kernels, copies and memsets, and the runtime calls that issue copies:
+ * a pageable host copy holds its call for the whole transfer); everything
+ * busy (plus ops and other runtime calls). */
+typedef struct {
+    span *kern, *dev, *all;
+} step_spans;
+
+static void step_numbers(const pe_calls *cs, const bool *is_work, const bool *issues_copy, pe_step_stat *st,
+                         step_spans *sp)
 {
-    size_t nw = 0, na = 0;
+    size_t nk = 0, nd = 0, na = 0;
     for (size_t i = 0; i < cs->n; i++) {
         const pe_call *c = &cs->c[i];
         if (!in_step(c, st)) continue;
+        const span v = {c->t0, c->t1};
         if (is_work[i]) {
-            work[nw++] = (span){c->t0, c->t1};
-            all[na++] = (span){c->t0, c->t1};
+            sp->dev[nd++] = sp->all[na++] = v;
+            /* A call is one activity: a CPU region's lanes are one call. */
+            if (c->kind == PE_MEMCPY || c->kind == PE_MEMSET) {
+                st->copies++;
+                pe_note_copy(st, c->name, (double)c->bytes);
+                continue;
+            }
+            sp->kern[nk++] = v;
             st->flops += (double)c->flops;
             st->bytes += (double)c->bytes;
-            /* A call is one launch: a CPU region's lanes are one call. */
-            if (c->kind == PE_MEMCPY || c->kind == PE_MEMSET)
-                st->copies++;
-            else
-                st->kernels++;
+            st->kernels++;
         } else if (c->kind == PE_CPU_OP || c->kind == PE_RUNTIME) {
-            all[na++] = (span){c->t0, c->t1};
+            sp->all[na++] = v;
+            if (issues_copy[i]) sp->dev[nd++] = v;
         }
     }
     st->wall_us = (double)(st->t1 - st->t0) / 1e3;
-    st->kernel_us = (double)clip_len(work, nw, st) / 1e3;
-    double busy_us = (double)clip_len(all, na, st) / 1e3;
-    st->overhead_us = busy_us - st->kernel_us;
+    st->kernel_us = (double)clip_len(sp->kern, nk, st) / 1e3;
+    double dev_us = (double)clip_len(sp->dev, nd, st) / 1e3;
+    double busy_us = (double)clip_len(sp->all, na, st) / 1e3;
+    st->copy_us = dev_us - st->kernel_us;
+    st->overhead_us = busy_us - dev_us;
     st->idle_us = st->wall_us - busy_us;
+}
+
+/* issues[i]: call i is the runtime call that started a copy or memset. */
+static bool copy_issuers(const pe_calls *cs, bool **issues)
+{
+    bool *v = calloc(cs->n + 1, sizeof *v);
+    if (!v) return false;
+    for (size_t i = 0; i < cs->n; i++) {
+        const pe_call *c = &cs->c[i];
+        if ((c->kind == PE_MEMCPY || c->kind == PE_MEMSET) && c->launcher >= 0 && cs->c[c->launcher].kind == PE_RUNTIME)
+            v[c->launcher] = true;
+    }
+    *issues = v;
+    return true;
 }
 
 static int by_total_time(const void *x, const void *y)
@@ -227,53 +214,71 @@ static bool any_bf16(const pe_analysis *a)
     return false;
 }
 
+static void add_step(pe_step_stat *tot, const pe_step_stat *st)
+{
+    tot->wall_us += st->wall_us;
+    tot->kernel_us += st->kernel_us;
+    tot->copy_us += st->copy_us;
+    tot->overhead_us += st->overhead_us;
+    tot->idle_us += st->idle_us;
+    tot->kernels += st->kernels;
+    tot->copies += st->copies;
+    tot->flops += st->flops;
+    tot->bytes += st->bytes;
+    tot->copy_bytes += st->copy_bytes;
+    tot->host_bytes += st->host_bytes;
+    tot->pageable |= st->pageable;
+    tot->pinned |= st->pinned;
+}
+
+static void average_steps(pe_step_stat *tot, int n)
+{
+    tot->wall_us /= n, tot->kernel_us /= n, tot->copy_us /= n, tot->overhead_us /= n, tot->idle_us /= n;
+    tot->flops /= n, tot->bytes /= n, tot->copy_bytes /= n, tot->host_bytes /= n;
+    tot->kernels = (tot->kernels + n / 2) / n;
+    tot->copies = (tot->copies + n / 2) / n;
+}
+
 bool pe_analyze(const pe_set *s, const pe_calls *cs, pe_analysis *a)
 {
     memset(a, 0, sizeof *a);
     if (cs->n == 0) return false;
-    bool *is_work = NULL;
+    bool *is_work = NULL, *issues_copy = NULL;
     int *below = NULL;
-    span *work = malloc(cs->n * sizeof *work), *all = malloc(cs->n * sizeof *all);
-    bool ok = pe_calls_work(cs, &is_work, &below) && work && all && collect_steps(cs, a) &&
-              kernel_stats(cs, is_work, below, a);
+    step_spans sp = {malloc(cs->n * sizeof *sp.kern), malloc(cs->n * sizeof *sp.dev), malloc(cs->n * sizeof *sp.all)};
+    bool ok = pe_calls_work(cs, &is_work, &below) && copy_issuers(cs, &issues_copy) && sp.kern && sp.dev && sp.all &&
+              collect_steps(cs, a) && kernel_stats(cs, is_work, below, a);
     if (ok) {
         a->ops_as_kernels = !cs->has_kernels;
         bool bf16 = any_bf16(a);
         pe_step_stat tot = {.name = "all"};
         for (int i = 0; i < a->n_steps; i++) {
             pe_step_stat *st = &a->steps[i];
-            step_numbers(cs, is_work, st, work, all);
-            verdict(s, a->device, bf16, st);
-            tot.wall_us += st->wall_us;
-            tot.kernel_us += st->kernel_us;
-            tot.overhead_us += st->overhead_us;
-            tot.idle_us += st->idle_us;
-            tot.kernels += st->kernels;
-            tot.copies += st->copies;
-            tot.flops += st->flops;
-            tot.bytes += st->bytes;
+            step_numbers(cs, is_work, issues_copy, st, &sp);
+            pe_verdict(s, a->device, bf16, st);
+            add_step(&tot, st);
         }
-        int n = a->n_steps;
-        tot.wall_us /= n, tot.kernel_us /= n, tot.overhead_us /= n, tot.idle_us /= n;
-        tot.flops /= n, tot.bytes /= n;
-        tot.kernels = (tot.kernels + n / 2) / n;
-        tot.copies = (tot.copies + n / 2) / n;
-        verdict(s, a->device, bf16, &tot);
+        average_steps(&tot, a->n_steps);
+        pe_verdict(s, a->device, bf16, &tot);
         fmlp_profile_summary *sum = &a->sum;
-        sum->steps = n;
+        sum->steps = a->n_steps;
         sum->wall_us = tot.wall_us;
         sum->kernel_us = tot.kernel_us;
         sum->overhead_us = tot.overhead_us;
         sum->idle_us = tot.idle_us;
+        sum->copy_us = tot.copy_us;
+        sum->copy_bytes = tot.copy_bytes;
         sum->kernels_per_step = tot.kernels;
         sum->copies_per_step = tot.copies;
         sum->bound = tot.bound;
         snprintf(sum->reason, sizeof sum->reason, "%s", tot.reason);
     }
     free(is_work);
+    free(issues_copy);
     free(below);
-    free(work);
-    free(all);
+    free(sp.kern);
+    free(sp.dev);
+    free(sp.all);
     if (!ok) pe_analysis_free(a);
     return ok;
 }
@@ -290,50 +295,86 @@ static double pct(double part, double whole)
     return whole > 0 ? part * 100.0 / whole : 0;
 }
 
-void pe_analysis_print(const pe_analysis *a, const pe_set *s, FILE *f)
+static void print_steps(const pe_analysis *a, FILE *f)
 {
     const char *unit = a->ops_as_kernels ? "compute ops (CPU-only trace: leaf ops stand in for kernels)" : "kernels";
     fprintf(f, "Where the time went, per step (%s):\n", unit);
-    fprintf(f, "%16s  %12s  %19s  %19s  %19s  %7s  %s\n", "Step", "Wall", "Kernels", "Dispatch overhead", "Idle",
-            "Kernels", "Verdict");
+    fprintf(f, "%16s  %12s  %19s  ", "Step", "Wall", "Kernels");
+    if (a->device) fprintf(f, "%19s  ", "Copies");
+    fprintf(f, "%19s  %19s  %7s  %s\n", "Dispatch overhead", "Idle", "Kernels", "Verdict");
     for (int i = 0; i < a->n_steps; i++) {
         const pe_step_stat *st = &a->steps[i];
-        fprintf(f, "%16s  %10.1fus  %10.1fus %6.1f%%  %10.1fus %6.1f%%  %10.1fus %6.1f%%  %7d  %s\n", st->name,
-                st->wall_us, st->kernel_us, pct(st->kernel_us, st->wall_us), st->overhead_us,
-                pct(st->overhead_us, st->wall_us), st->idle_us, pct(st->idle_us, st->wall_us), st->kernels,
-                pe_bound_name(st->bound));
+        fprintf(f, "%16s  %10.1fus  %10.1fus %6.1f%%  ", st->name, st->wall_us, st->kernel_us,
+                pct(st->kernel_us, st->wall_us));
+        if (a->device) fprintf(f, "%10.1fus %6.1f%%  ", st->copy_us, pct(st->copy_us, st->wall_us));
+        fprintf(f, "%10.1fus %6.1f%%  %10.1fus %6.1f%%  %7d  %s\n", st->overhead_us, pct(st->overhead_us, st->wall_us),
+                st->idle_us, pct(st->idle_us, st->wall_us), st->kernels, pe_bound_name(st->bound));
     }
+}
+
+/* The kernel's peak and bandwidth, 0 when unknown. */
+static void kernel_ceilings(const pe_set *s, const pe_kernel_stat *k, double *peak, double *bw)
+{
+    bool half = strstr(k->name, "bf16") || strstr(k->name, "f16");
+    *peak = k->device ? s->ceil.gpu_gemm_tflops_bf16 * 1e12 : (half ? s->ceil.gemm_gflops_bf16 : s->ceil.gemm_gflops_f32) * 1e9;
+    *bw = (k->device ? s->ceil.gpu_mem_gbps : s->ceil.mem_gbps) * 1e9;
+}
+
+static void print_kernels(const pe_analysis *a, const pe_set *s, FILE *f)
+{
     fprintf(f, "\nPer kernel (averaged over launches):\n");
-    fprintf(f, "%48s  %7s  %12s  %12s  %10s  %10s  %10s", "Name", "Calls", "Duration", "Dispatch", "Disp/Dur",
-            "GFLOP/s", "GB/s");
+    fprintf(f, "%48s  %7s  %12s  %12s  %10s  %14s  %14s", "Name", "Calls", "Duration", "Dispatch", "Disp/Dur",
+            "FLOP/s", "Bytes/s");
     if (s->ceil.have) fprintf(f, "  %7s  %7s", "% peak", "% BW");
     fputc('\n', f);
     for (int j = 0; j < a->n_kernels; j++) {
         const pe_kernel_stat *k = &a->kernels[j];
-        double t_ns = k->dur_us * k->calls * 1e3;
-        double gflops = t_ns > 0 ? k->flops / t_ns : 0, gbps = t_ns > 0 ? k->bytes / t_ns : 0;
-        char gf[32] = "--", gb[32] = "--";
-        if (k->flops > 0 && t_ns > 0) snprintf(gf, sizeof gf, "%.1f", gflops);
-        if (k->bytes > 0 && t_ns > 0) snprintf(gb, sizeof gb, "%.1f", gbps);
-        fprintf(f, "%48.48s  %7d  %10.3fus  %10.3fus  %10.2f  %10s  %10s", k->name, k->calls, k->dur_us,
-                k->dispatch_us, k->dur_us > 0 ? k->dispatch_us / k->dur_us : 0, gf, gb);
+        double t_s = k->dur_us * k->calls * 1e-6;
+        double flops = t_s > 0 ? k->flops / t_s : 0, bytes = t_s > 0 ? k->bytes / t_s : 0;
+        char fr[32] = "--", br[32] = "--";
+        if (k->flops > 0 && t_s > 0) fmlp_si_format(flops, "FLOP/s", fr, sizeof fr);
+        if (k->bytes > 0 && t_s > 0) fmlp_si_format(bytes, "B/s", br, sizeof br);
+        fprintf(f, "%48.48s  %7d  %10.3fus  %10.3fus  %10.2f  %14s  %14s", k->name, k->calls, k->dur_us,
+                k->dispatch_us, k->dur_us > 0 ? k->dispatch_us / k->dur_us : 0, fr, br);
         if (s->ceil.have) {
-            bool half = strstr(k->name, "bf16") || strstr(k->name, "f16");
-            double peak = k->device ? s->ceil.gpu_gemm_tflops_bf16 * 1e3
-                                    : half ? s->ceil.gemm_gflops_bf16 : s->ceil.gemm_gflops_f32;
-            double bw = k->device ? s->ceil.gpu_mem_gbps : s->ceil.mem_gbps;
+            double peak, bw;
+            kernel_ceilings(s, k, &peak, &bw);
             char pp[32] = "--", pb[32] = "--";
-            if (k->flops > 0 && peak > 0) snprintf(pp, sizeof pp, "%.0f%%", pct(gflops, peak));
-            if (k->bytes > 0 && bw > 0) snprintf(pb, sizeof pb, "%.0f%%", pct(gbps, bw));
+            if (k->flops > 0 && peak > 0) snprintf(pp, sizeof pp, "%.0f%%", pct(flops, peak));
+            if (k->bytes > 0 && bw > 0) snprintf(pb, sizeof pb, "%.0f%%", pct(bytes, bw));
             fprintf(f, "  %7s  %7s", pp, pb);
         }
         fputc('\n', f);
     }
-    if (s->ceil.have)
-        fprintf(f, "\nCeilings (measured): GEMM %.0f GFLOP/s f32, %.0f GFLOP/s bf16; memory %.1f GB/s\n",
-                s->ceil.gemm_gflops_f32, s->ceil.gemm_gflops_bf16, s->ceil.mem_gbps);
-    else
-        fprintf(f, "\nCeilings: not measured (run `fmlp info --ceilings` once to compare against this machine)\n");
+}
+
+/* Which ceilings the verdicts used, and where they came from. */
+static void print_ceilings(const pe_analysis *a, const pe_set *s, FILE *f)
+{
+    const pe_ceilings *c = &s->ceil;
+    char x[32], y[32], z[32];
+    bool cpu = c->have && c->gemm_gflops_f32 > 0, gpu = c->have && c->gpu_gemm_tflops_bf16 > 0;
+    fputc('\n', f);
+    if (cpu && (!a->device || !gpu))
+        fprintf(f, "Ceilings (measured): GEMM %s f32, %s bf16; memory %s\n",
+                fmlp_si_format(c->gemm_gflops_f32 * 1e9, "FLOP/s", x, sizeof x),
+                fmlp_si_format(c->gemm_gflops_bf16 * 1e9, "FLOP/s", y, sizeof y),
+                fmlp_si_format(c->mem_gbps * 1e9, "B/s", z, sizeof z));
+    if (gpu && a->device)
+        fprintf(f, "GPU ceilings (%s): %s %s, memory %s\n",
+                c->gpu_from_device ? "from device properties: SMs x clock x tensor FLOP/clock, memory clock x bus width"
+                                   : "measured",
+                fmlp_si_format(c->gpu_gemm_tflops_bf16 * 1e12, "FLOP/s", x, sizeof x),
+                c->gpu_from_device ? "dense bf16 tensor peak" : "bf16 GEMM", fmlp_si_format(c->gpu_mem_gbps * 1e9, "B/s", y, sizeof y));
+    if (!(cpu && !a->device) && !(gpu && a->device))
+        fprintf(f, "Ceilings: not measured (run `fmlp info --ceilings` once to compare against this machine)\n");
+}
+
+void pe_analysis_print(const pe_analysis *a, const pe_set *s, FILE *f)
+{
+    print_steps(a, f);
+    print_kernels(a, s, f);
+    print_ceilings(a, s, f);
     char copies[64] = "";
     if (a->sum.copies_per_step > 0)
         snprintf(copies, sizeof copies, " (and %d memcpy/memset)", a->sum.copies_per_step);
@@ -362,10 +403,13 @@ void pe_analysis_json(const pe_analysis *a, const pe_set *s, FILE *f)
         kv_num(f, "kernel_us", st->kernel_us, true);
         kv_num(f, "overhead_us", st->overhead_us, true);
         kv_num(f, "idle_us", st->idle_us, true);
+        kv_num(f, "copy_us", st->copy_us, true);
         kv_num(f, "kernels", st->kernels, true);
         kv_num(f, "copies", st->copies, true);
         kv_num(f, "flops", st->flops, true);
         kv_num(f, "bytes", st->bytes, true);
+        kv_num(f, "copy_bytes", st->copy_bytes, true);
+        kv_num(f, "host_copy_bytes", st->host_bytes, true);
         fputs("\"verdict\":", f);
         json_write_string(f, pe_bound_name(st->bound));
         fputs(",\"reason\":", f);
@@ -393,7 +437,13 @@ void pe_analysis_json(const pe_analysis *a, const pe_set *s, FILE *f)
         kv_num(f, "mem_gbps", s->ceil.mem_gbps, true);
         kv_num(f, "gpu_gemm_tflops_bf16", s->ceil.gpu_gemm_tflops_bf16, true);
         kv_num(f, "gpu_mem_gbps", s->ceil.gpu_mem_gbps, true);
-        kv_num(f, "gpu_launch_us", s->ceil.gpu_launch_us, false);
+        kv_num(f, "gpu_launch_us", s->ceil.gpu_launch_us, true);
+        fputs("\"cpu_source\":", f);
+        json_write_string(f, s->ceil.gemm_gflops_f32 > 0 ? "measured" : "none");
+        fputs(",\"gpu_source\":", f);
+        json_write_string(f, s->ceil.gpu_gemm_tflops_bf16 <= 0 ? "none"
+                             : s->ceil.gpu_from_device     ? "from device properties"
+                                                           : "measured");
         fputc('}', f);
     } else {
         fputs("null", f);
@@ -405,6 +455,8 @@ void pe_analysis_json(const pe_analysis *a, const pe_set *s, FILE *f)
     kv_num(f, "kernel_us", a->sum.kernel_us, true);
     kv_num(f, "overhead_us", a->sum.overhead_us, true);
     kv_num(f, "idle_us", a->sum.idle_us, true);
+    kv_num(f, "copy_us", a->sum.copy_us, true);
+    kv_num(f, "copy_bytes", a->sum.copy_bytes, true);
     fputs("\"verdict\":", f);
     json_write_string(f, pe_bound_name(a->sum.bound));
     fputs(",\"reason\":", f);

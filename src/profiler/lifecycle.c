@@ -125,7 +125,7 @@ static void step_close(fmlp_profiler *p)
 static void fetch_ceilings(fmlp_profiler *p)
 {
     fmlp_ceilings c;
-    if (fmlp_ceilings_get(p->ctx, false, &c) != FMLP_OK || !c.measured) {
+    if (fmlp_ceilings_get(p->ctx, false, &c) != FMLP_OK || !(c.measured || c.gpu_from_device)) {
         fmlp_clear_error();
         return;
     }
@@ -137,6 +137,7 @@ static void fetch_ceilings(fmlp_profiler *p)
     pc->gpu_gemm_tflops_bf16 = c.gpu_gemm_tflops_bf16;
     pc->gpu_mem_gbps = c.gpu_mem_gbps;
     pc->gpu_launch_us = c.gpu_launch_us;
+    pc->gpu_from_device = c.gpu_from_device;
 }
 
 /* Whether moving from `prev` to `next` (or stopping) ends the window being

@@ -189,6 +189,8 @@ fmlp_status pe_parse_trace(const char *text, size_t len, const char *what, pe_se
         s->ceil.gpu_gemm_tflops_bf16 = json_get_num(ceil, "gpu_gemm_tflops_bf16", 0);
         s->ceil.gpu_mem_gbps = json_get_num(ceil, "gpu_mem_gbps", 0);
         s->ceil.gpu_launch_us = json_get_num(ceil, "gpu_launch_us", 0);
+        const char *gpu_source = json_get_str(ceil, "gpu_source");
+        s->ceil.gpu_from_device = gpu_source && strcmp(gpu_source, "from device properties") == 0;
     }
     s->origin = pe_intern(s, ours ? "fmlp" : "torch.profiler");
     s->base_ns = json_get_int(root, "baseTimeNanoseconds", 0);

@@ -16,8 +16,9 @@
 #include <zlib.h>
 #endif
 
-/* Fan-out flows (a CPU region's launching thread to its workers) get ids
- * above any correlation id, so no flow id is used twice. */
+/* Fan-out flows (a CPU region's launching thread to its workers) and the
+ * flows of a graph launch's kernels get ids above any correlation id, so no
+ * flow id is used twice. */
 #define FANOUT_ID_BASE (INT64_C(1) << 40)
 
 static void put_us(FILE *f, int64_t ns)
@@ -132,8 +133,11 @@ static void put_flows(FILE *f, const pe_set *s, const pe_calls *cs)
         const pe_call *c = &cs->c[i];
         if (c->device && c->launcher >= 0) {
             const pe_call *rt = &cs->c[c->launcher];
-            put_flow(f, "ac2g", c->e->corr, rt->pid, rt->tid, rt->t0, false);
-            put_flow(f, "ac2g", c->e->corr, c->pid, c->tid, c->t0, true);
+            /* Kernels a graph launch ran share its correlation; each still
+             * gets a flow of its own. */
+            const int64_t id = strncmp(rt->name, "cudaGraphLaunch", 15) == 0 ? ++fan : c->e->corr;
+            put_flow(f, "ac2g", id, rt->pid, rt->tid, rt->t0, false);
+            put_flow(f, "ac2g", id, c->pid, c->tid, c->t0, true);
         }
         if (c->kind != PE_KERNEL || c->device || c->lanes < 2) continue;
         for (int k = 0; k < c->lanes; k++) {

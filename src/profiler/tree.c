@@ -75,6 +75,23 @@ static int by_lane_time(const void *a, const void *b)
     return *(const int *)a - *(const int *)b;
 }
 
+/* Which runtime call started a device activity is its correlation, unique
+ * per call in Kineto's scheme. Traces fmlp wrote before it followed that
+ * scheme gave every call of one op the op's correlation (cuBLASLt's
+ * cudaMemsetAsync and cuLaunchKernelEx alike), so calls are also keyed by
+ * what they start, and an activity looks for its own kind of call first. */
+enum { START_LAUNCH, START_MEMSET, START_MEMCPY };
+
+static int runtime_starts(const char *name)
+{
+    return strstr(name, "emset") ? START_MEMSET : strstr(name, "emcpy") ? START_MEMCPY : START_LAUNCH;
+}
+
+static int64_t start_key(int64_t corr, int starts)
+{
+    return (int64_t)((uint64_t)corr * 4u + (uint64_t)starts);
+}
+
 static void nest_cpu(pe_calls *cs, int *order, size_t m)
 {
     sort_base = cs->c;
@@ -103,10 +120,13 @@ bool pe_calls_build(const pe_set *s, pe_calls *out)
 {
     memset(out, 0, sizeof *out);
     pe_call *c = calloc(s->n + 1, sizeof *c);
-    idmap by_corr, by_ext;
-    bool ok = c && idmap_init(&by_corr, s->n) && idmap_init(&by_ext, s->n);
+    idmap by_corr = {0}, by_ext = {0}, by_start = {0};
+    bool ok = c && idmap_init(&by_corr, s->n) && idmap_init(&by_ext, s->n) && idmap_init(&by_start, s->n);
     if (!ok) {
         free(c);
+        idmap_free(&by_corr);
+        idmap_free(&by_ext);
+        idmap_free(&by_start);
         return false;
     }
     size_t n = 0;
@@ -142,7 +162,10 @@ bool pe_calls_build(const pe_set *s, pe_calls *out)
         k->bytes = e->bytes;
         if ((e->kind == PE_CPU_OP || e->kind == PE_USER || e->kind == PE_STEP) && e->ext_id)
             idmap_put(&by_ext, e->ext_id, (int)n);
-        if (e->kind == PE_RUNTIME && e->corr) idmap_put(&by_corr, e->corr, (int)n);
+        if (e->kind == PE_RUNTIME && e->corr) {
+            idmap_put(&by_corr, e->corr, (int)n);
+            idmap_put(&by_start, start_key(e->corr, runtime_starts(e->name)), (int)n);
+        }
         out->has_device |= k->device;
         out->has_kernels |= e->kind == PE_KERNEL || e->kind == PE_MEMCPY || e->kind == PE_MEMSET;
         n++;
@@ -157,6 +180,7 @@ bool pe_calls_build(const pe_set *s, pe_calls *out)
         free(fill);
         idmap_free(&by_corr);
         idmap_free(&by_ext);
+        idmap_free(&by_start);
         pe_calls_free(out);
         return false;
     }
@@ -195,6 +219,7 @@ bool pe_calls_build(const pe_set *s, pe_calls *out)
     if (!order) {
         idmap_free(&by_corr);
         idmap_free(&by_ext);
+        idmap_free(&by_start);
         pe_calls_free(out);
         return false;
     }
@@ -221,22 +246,23 @@ bool pe_calls_build(const pe_set *s, pe_calls *out)
         if (!k->device) continue;
         int64_t d = k->t1 - k->t0;
         k->self_dev = k->dev_total = d;
-        int owner = k->e->ext_id ? idmap_get(&by_ext, k->e->ext_id) : -1;
-        if (owner < 0 && k->e->corr) {
-            int rt = idmap_get(&by_corr, k->e->corr);
-            if (rt >= 0 && !c[rt].device) owner = c[rt].kind == PE_RUNTIME ? c[rt].parent : rt;
-        }
-        k->owner = owner;
+        int rt = -1;
         if (k->e->corr) {
-            int rt = idmap_get(&by_corr, k->e->corr);
-            if (rt >= 0 && c[rt].kind == PE_RUNTIME) k->launcher = rt;
+            const int starts = k->kind == PE_MEMSET ? START_MEMSET : k->kind == PE_MEMCPY ? START_MEMCPY : START_LAUNCH;
+            rt = idmap_get(&by_start, start_key(k->e->corr, starts));
+            if (rt < 0) rt = idmap_get(&by_corr, k->e->corr);
         }
+        int owner = k->e->ext_id ? idmap_get(&by_ext, k->e->ext_id) : -1;
+        if (owner < 0 && rt >= 0 && !c[rt].device) owner = c[rt].kind == PE_RUNTIME ? c[rt].parent : rt;
+        k->owner = owner;
+        if (rt >= 0 && c[rt].kind == PE_RUNTIME) k->launcher = rt;
         if (owner < 0) continue;
         c[owner].self_dev += d;
         for (int a = owner; a >= 0; a = c[a].parent) c[a].dev_total += d;
     }
     idmap_free(&by_corr);
     idmap_free(&by_ext);
+    idmap_free(&by_start);
     return true;
 }
 
