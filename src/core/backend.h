@@ -86,6 +86,11 @@ typedef struct fmlp_backend {
      * External id passed to run() (or graph_launch). */
     fmlp_status (*prof_start)(fmlp_ctx *ctx);
     fmlp_status (*prof_stop)(fmlp_ctx *ctx, struct fmlp_profiler *prof);
+    /* Drops what collection gathered so far and keeps collecting (a
+     * warmup's records when recording begins): switching collection off
+     * and on again would put its start-up cost, milliseconds, into the
+     * first recorded step. Optional with the two above. */
+    fmlp_status (*prof_discard)(fmlp_ctx *ctx);
     /* A strided copy: `rows` rows of `row_bytes`, row starts dld/sld bytes
      * apart, in one call (fmlp_tensor_copy should prefer it to a copy per
      * row). Synchronous like copy. */

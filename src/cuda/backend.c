@@ -27,6 +27,7 @@ static const fmlp_backend cuda_backend = {
     .graph_end = fmlp_cu_graph_end,
     .prof_start = fmlp_cu_prof_start,
     .prof_stop = fmlp_cu_prof_stop,
+    .prof_discard = fmlp_cu_prof_discard,
     .auto_mode = fmlp_cu_auto_mode,
     .device_props = fmlp_cu_device_props,
     .set_stream = fmlp_cu_set_stream,

@@ -170,6 +170,7 @@ void fmlp_cu_graph_clear(fmlp_cu_state *st);
 /* ---- cupti.c: GPU activity (backend table entries) and the launch-side tagging */
 fmlp_status fmlp_cu_prof_start(fmlp_ctx *ctx);
 fmlp_status fmlp_cu_prof_stop(fmlp_ctx *ctx, struct fmlp_profiler *prof);
+fmlp_status fmlp_cu_prof_discard(fmlp_ctx *ctx);
 bool fmlp_cu_prof_active(void);
 /* Tags the runtime calls between push and pop, and the GPU work they start,
  * with the External id of the op that issues them (CUPTI's external

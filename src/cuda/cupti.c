@@ -327,6 +327,17 @@ static const char *copy_name(const cr_rec *r, char *buf, size_t len)
     return buf;
 }
 
+fmlp_status fmlp_cu_prof_discard(fmlp_ctx *ctx)
+{
+    if (!G.active) return FMLP_OK;
+    if (fmlp_cu_synchronize(ctx) != FMLP_OK) fmlp_clear_error();
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    pthread_mutex_lock(&G.lock);
+    clear_collected();
+    pthread_mutex_unlock(&G.lock);
+    return FMLP_OK;
+}
+
 fmlp_status fmlp_cu_prof_stop(fmlp_ctx *ctx, struct fmlp_profiler *prof)
 {
     if (!G.active) return FMLP_OK;
