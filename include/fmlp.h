@@ -410,12 +410,12 @@ typedef enum {
 } fmlp_bound;
 typedef struct {
     int steps;
-    double wall_us, kernel_us, overhead_us, idle_us; /* per step, averaged */
+    double wall_us, kernel_us, overhead_us, idle_us; /* per step: the median step's (3+ steps), else averaged */
     int kernels_per_step; /* kernel activities: each GPU kernel, each CPU parallel region (one correlation, all its lanes) */
     int copies_per_step;  /* GPU memcpy/memset (host tensors, library memsets), not counted as kernels */
     fmlp_bound bound;
     char reason[256];
-    double copy_us;    /* per step, averaged (see above) */
+    double copy_us;    /* per step, as above */
     double copy_bytes; /* per step: bytes the copies and memsets moved */
 } fmlp_profile_summary;
 fmlp_status fmlp_profiler_summary(fmlp_profiler *prof, fmlp_profile_summary *out);

@@ -200,9 +200,53 @@ static void take(const CUpti_Activity *a)
     }
 }
 
+/* CUPTI's record buffers are kept for reuse, their pages touched once: a
+ * fresh 4 MiB buffer is a thousand page faults (2.4 ms on the H200's
+ * host), which would land in whichever step first needs a buffer. */
+#define CUPTI_SPARE_BUFFERS 8
+static struct {
+    pthread_mutex_t lock;
+    uint8_t *free[CUPTI_SPARE_BUFFERS];
+    int n;
+} g_buffers = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static uint8_t *buffer_new(void)
+{
+    uint8_t *b = aligned_alloc(8, CUPTI_BUFFER_BYTES);
+    if (b) memset(b, 0, CUPTI_BUFFER_BYTES);
+    return b;
+}
+
+static void buffer_keep(uint8_t *b)
+{
+    pthread_mutex_lock(&g_buffers.lock);
+    if (g_buffers.n < CUPTI_SPARE_BUFFERS) {
+        g_buffers.free[g_buffers.n++] = b;
+        b = NULL;
+    }
+    pthread_mutex_unlock(&g_buffers.lock);
+    free(b);
+}
+
+/* At least `want` spare buffers, touched (outside any recorded step). */
+static void buffers_prepare(int want)
+{
+    pthread_mutex_lock(&g_buffers.lock);
+    int have = g_buffers.n;
+    pthread_mutex_unlock(&g_buffers.lock);
+    for (; have < want; have++) {
+        uint8_t *b = buffer_new();
+        if (!b) return;
+        buffer_keep(b);
+    }
+}
+
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
-    *buffer = aligned_alloc(8, CUPTI_BUFFER_BYTES);
+    pthread_mutex_lock(&g_buffers.lock);
+    *buffer = g_buffers.n ? g_buffers.free[--g_buffers.n] : NULL;
+    pthread_mutex_unlock(&g_buffers.lock);
+    if (!*buffer) *buffer = buffer_new();
     *size = *buffer ? CUPTI_BUFFER_BYTES : 0;
     *max_records = 0;
 }
@@ -216,7 +260,7 @@ static void CUPTIAPI buffer_completed(CUcontext c, uint32_t stream, uint8_t *buf
     pthread_mutex_lock(&G.lock);
     while (valid && cuptiActivityGetNextRecord(buffer, valid, &a) == CUPTI_SUCCESS) take(a);
     pthread_mutex_unlock(&G.lock);
-    free(buffer);
+    buffer_keep(buffer);
 }
 
 static fmlp_status cupti_fail(CUptiResult r, const char *what)
@@ -242,6 +286,7 @@ fmlp_status fmlp_cu_prof_start(fmlp_ctx *ctx)
     pthread_mutex_lock(&G.lock);
     clear_collected();
     pthread_mutex_unlock(&G.lock);
+    buffers_prepare(2);
     CUptiResult r = cuptiActivityRegisterTimestampCallback(now_cb);
     if (r != CUPTI_SUCCESS) return cupti_fail(r, "timestamp callback");
     r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);

@@ -239,6 +239,33 @@ static void average_steps(pe_step_stat *tot, int n)
     tot->copies = (tot->copies + n / 2) / n;
 }
 
+static int by_wall(const void *x, const void *y)
+{
+    const pe_step_stat *p = *(const pe_step_stat *const *)x, *q = *(const pe_step_stat *const *)y;
+    return p->wall_us < q->wall_us ? -1 : p->wall_us > q->wall_us;
+}
+
+/* The window's summary speaks for its typical step: with three steps or
+ * more, the one of median wall time (a step that paid a first-call cost,
+ * such as the GPU activity collector's milliseconds in the first recorded
+ * step, stands apart in the per-step table instead); with fewer, their
+ * average. false when out of memory. */
+static bool typical_step(const pe_analysis *a, pe_step_stat *tot)
+{
+    if (a->n_steps < 3) {
+        for (int i = 0; i < a->n_steps; i++) add_step(tot, &a->steps[i]);
+        average_steps(tot, a->n_steps);
+        return true;
+    }
+    const pe_step_stat **by = malloc((size_t)a->n_steps * sizeof *by);
+    if (!by) return false;
+    for (int i = 0; i < a->n_steps; i++) by[i] = &a->steps[i];
+    qsort(by, (size_t)a->n_steps, sizeof *by, by_wall);
+    add_step(tot, by[(a->n_steps - 1) / 2]);
+    free(by);
+    return true;
+}
+
 bool pe_analyze(const pe_set *s, const pe_calls *cs, pe_analysis *a)
 {
     memset(a, 0, sizeof *a);
@@ -248,17 +275,19 @@ bool pe_analyze(const pe_set *s, const pe_calls *cs, pe_analysis *a)
     step_spans sp = {malloc(cs->n * sizeof *sp.kern), malloc(cs->n * sizeof *sp.dev), malloc(cs->n * sizeof *sp.all)};
     bool ok = pe_calls_work(cs, &is_work, &below) && copy_issuers(cs, &issues_copy) && sp.kern && sp.dev && sp.all &&
               collect_steps(cs, a) && kernel_stats(cs, is_work, below, a);
+    pe_step_stat tot = {.name = "all"};
+    bool bf16 = false;
     if (ok) {
         a->ops_as_kernels = !cs->has_kernels;
-        bool bf16 = any_bf16(a);
-        pe_step_stat tot = {.name = "all"};
+        bf16 = any_bf16(a);
         for (int i = 0; i < a->n_steps; i++) {
             pe_step_stat *st = &a->steps[i];
             step_numbers(cs, is_work, issues_copy, st, &sp);
             pe_verdict(s, a->device, bf16, st);
-            add_step(&tot, st);
         }
-        average_steps(&tot, a->n_steps);
+        ok = typical_step(a, &tot);
+    }
+    if (ok) {
         pe_verdict(s, a->device, bf16, &tot);
         fmlp_profile_summary *sum = &a->sum;
         sum->steps = a->n_steps;
