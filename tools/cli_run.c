@@ -263,6 +263,10 @@ static int run_modes(const run_opts *r, fmlp_ctx *ctx, fmlp_mlp *mlp, cli_io *io
         double flops = (double)plan.flops / t.median_s;
         printf("%s: %s per forward (%s), %s\n", fmlp_mode_name(mode), tb, how,
                fmlp_si_format(flops, "FLOP/s", rate, sizeof rate));
+        /* auto may have measured its candidates on the first forward */
+        fmlp_plan_info ran;
+        if (mode == FMLP_MODE_AUTO && fmlp_mlp_plan(mlp, mode, rows, &ran) == FMLP_OK && strcmp(ran.why, plan.why) != 0)
+            printf("  auto ran %s: %s\n", fmlp_mode_name(ran.resolved), ran.why);
         results[n_results++] = (mode_result){mode, t.median_s, flops};
     }
     if (r->explain || n_results == 0) return 0;

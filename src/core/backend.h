@@ -23,6 +23,10 @@ typedef struct fmlp_backend {
     /* Whether MLPs of `block` in `dtype` run here under `mode` (AUTO: under
      * every mode). When not, `why` says so and what to use instead. */
     bool (*supports)(fmlp_block block, fmlp_dtype dtype, fmlp_mode mode, char *why, size_t why_len);
+    /* Whether `auto` is decided by timing the candidate modes on the
+     * device once per MLP shape and row bucket (plan/auto.c) rather than by
+     * auto_mode's rule alone; FMLP_AUTO_MEASURE=0/1 overrides it. */
+    bool auto_measured;
     /* Devices of this kind on the machine (optional: NULL means one, the host). */
     int (*device_count)(void);
     /* Prints this backend's part of `fmlp info` (what it runs on and what it

@@ -34,10 +34,15 @@ fmlp_status fmlp_ctx_create(const fmlp_ctx_options *opt, fmlp_ctx **out)
     ctx->be = be;
     pthread_mutex_init(&ctx->ws_lock, NULL);
     pthread_mutex_init(&ctx->machine_lock, NULL);
+    pthread_mutex_init(&ctx->auto_lock, NULL);
+    const char *measure = getenv("FMLP_AUTO_MEASURE");
+    ctx->auto_measure = measure && *measure ? measure[0] == '1' : be->auto_measured;
     s = be->init(ctx, &o);
     if (s != FMLP_OK) {
         pthread_mutex_destroy(&ctx->ws_lock);
         pthread_mutex_destroy(&ctx->machine_lock);
+    pthread_mutex_destroy(&ctx->auto_lock);
+        pthread_mutex_destroy(&ctx->auto_lock);
         free(ctx);
         return s;
     }

@@ -10,6 +10,7 @@ static const fmlp_backend cuda_backend = {
     .init = fmlp_cu_init,
     .fini = fmlp_cu_fini,
     .supports = fmlp_cu_supports,
+    .auto_measured = true,
     .device_count = fmlp_cu_device_count,
     .print_info = fmlp_cu_print_info,
     .pack = fmlp_cu_pack,

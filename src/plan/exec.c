@@ -64,7 +64,7 @@ static int64_t outer_begin(struct fmlp_profiler *prof, const fmlp_mlp *m, const 
 
 /* Runs the plan's kernels in order; `prof` NULL records nothing (also
  * while a CUDA graph captures, when kernels are recorded, not run). */
-static fmlp_status run_kernels(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *bufs, struct fmlp_profiler *prof)
+fmlp_status fmlp_exec_run_kernels(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *bufs, struct fmlp_profiler *prof)
 {
     fmlp_ctx *ctx = m->ctx;
     fmlp_dtype dt = m->desc.dtype;
@@ -116,7 +116,7 @@ static fmlp_status run_graph(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *bufs,
     if (s != FMLP_OK || hit) return s;
     s = ctx->be->graph_begin(ctx);
     if (s != FMLP_OK) return s;
-    s = run_kernels(m, p, bufs, NULL);
+    s = fmlp_exec_run_kernels(m, p, bufs, NULL);
     fmlp_status e = ctx->be->graph_end(ctx, s == FMLP_OK ? &key : NULL, sizeof key, external_id);
     return s != FMLP_OK ? s : e;
 }
@@ -132,7 +132,7 @@ static fmlp_status run_plan(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *bufs)
     if (graph)
         s = run_graph(m, p, bufs, outer);
     else
-        s = run_kernels(m, p, bufs, prof);
+        s = fmlp_exec_run_kernels(m, p, bufs, prof);
     if (prof) fmlp_prof_op_end(prof, outer);
     return s;
 }
@@ -154,6 +154,7 @@ fmlp_status fmlp_mlp_forward(fmlp_mlp *m, fmlp_mode mode, const fmlp_tensor *x, 
         return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "a CPU context needs host tensors; x or y is marked as device memory");
     s = fmlp_mlp_ensure_packed(m);
     if (s != FMLP_OK) return s;
+    if (mode == FMLP_MODE_AUTO) mode = fmlp_auto_resolve(m, x->rows);
     const fmlp_plan *p;
     s = fmlp_plan_get(m, mode, x->rows, &p);
     if (s != FMLP_OK) return s;
