@@ -7,12 +7,14 @@ reports per case the median of the per-round ratios B/A of throughput
 repetitions.
 
 Usage: python3 bench/cpu_ab.py A_BUILD B_BUILD [--rounds 5] [--threads N]
-           [--paths avx512,avx512bf16,amx] [--rows 1,16,128,1024] [--json OUT]"""
+           [--paths avx512,avx512bf16,amx] [--rows 1,16,128,1024] [--json OUT]
+           [--max-seconds S]"""
 import argparse
 import json
 import re
 import statistics
 import subprocess
+import time
 
 
 def gemm(build, path, dtype, rows, threads, seconds):
@@ -53,6 +55,8 @@ def main():
     ap.add_argument("--mlp-rows", default="1,16,1024")
     ap.add_argument("--seconds", type=float, default=0.1)
     ap.add_argument("--json")
+    ap.add_argument("--max-seconds", type=float, default=None,
+                    help="start no round after this long, and report the rounds done")
     o = ap.parse_args()
     cases = []
     for p in o.paths.split(","):
@@ -62,7 +66,12 @@ def main():
         for r in o.mlp_rows.split(","):
             cases.append(lambda b, dt=dt, r=int(r): mlp(b, dt, r, o.threads, 20 if r <= 16 else 5))
     ratios = {}
+    start = time.monotonic()
+    done = 0
     for rnd in range(o.rounds):
+        if o.max_seconds is not None and rnd > 0 and time.monotonic() - start > o.max_seconds:
+            break
+        done += 1
         for case in cases:
             first, second = (o.a, o.b) if rnd % 2 == 0 else (o.b, o.a)
             r1, r2 = case(first), case(second)
@@ -79,10 +88,10 @@ def main():
                      "ratios": v})
         print("%-5s %-11s %-5s %6d %-10s %8.3f %8.3f %8.3f" % (k + (med, min(v), max(v))))
     worst = min(r["median_ratio"] for r in rows) if rows else float("nan")
-    print("worst median ratio B/A: %.3f over %d cases, %d rounds" % (worst, len(rows), o.rounds))
+    print("worst median ratio B/A: %.3f over %d cases, %d rounds" % (worst, len(rows), done))
     if o.json:
         with open(o.json, "w") as f:
-            json.dump({"a": o.a, "b": o.b, "rounds": o.rounds, "threads": o.threads, "cases": rows}, f, indent=1)
+            json.dump({"a": o.a, "b": o.b, "rounds": done, "threads": o.threads, "cases": rows}, f, indent=1)
 
 
 if __name__ == "__main__":
