@@ -17,6 +17,7 @@
 #include "core/clock.h"
 #include "core/dtype.h"
 #include "cpu/features.h"
+#include "cpu/path.h"
 #include "cpu/gemm.h"
 #include "cpu/pointwise.h"
 #include "cpu/pool.h"

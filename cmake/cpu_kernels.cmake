@@ -8,5 +8,5 @@ set_source_files_properties(${FMLP_AVX2_SRC} PROPERTIES COMPILE_OPTIONS "-mavx2;
 set_source_files_properties(${FMLP_AVX512_SRC} PROPERTIES COMPILE_OPTIONS "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mfma;-mf16c")
 set_source_files_properties(${FMLP_AVX512BF16_SRC} PROPERTIES COMPILE_OPTIONS "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512bf16;-mfma;-mf16c")
 set_source_files_properties(${FMLP_AMX_SRC} PROPERTIES COMPILE_OPTIONS "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512bf16;-mamx-tile;-mamx-bf16;-mfma;-mf16c")
-target_sources(fmlp PRIVATE ${FMLP_AVX2_SRC} ${FMLP_AVX512_SRC} ${FMLP_AVX512BF16_SRC} ${FMLP_AMX_SRC})
-target_compile_options(fmlp PRIVATE -O3)
+target_sources(fmlp_objects PRIVATE ${FMLP_AVX2_SRC} ${FMLP_AVX512_SRC} ${FMLP_AVX512BF16_SRC} ${FMLP_AMX_SRC})
+target_compile_options(fmlp_objects PRIVATE -O3)

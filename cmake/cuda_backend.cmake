@@ -3,16 +3,16 @@
 # there build with the library's -Wall -Wextra -Werror; the .cu files get the
 # same warnings from the host compiler and nvcc's own diagnostics as errors.
 file(GLOB FMLP_CUDA_SRC CONFIGURE_DEPENDS src/cuda/*.cu src/cuda/*.c)
-set_target_properties(fmlp PROPERTIES CUDA_ARCHITECTURES OFF)
+set_target_properties(fmlp_objects PROPERTIES CUDA_ARCHITECTURES OFF)
 set(CMAKE_CUDA_STANDARD 17)
-target_sources(fmlp PRIVATE ${FMLP_CUDA_SRC})
+target_sources(fmlp_objects PRIVATE ${FMLP_CUDA_SRC})
 set_source_files_properties(${FMLP_CUDA_SRC} PROPERTIES INCLUDE_DIRECTORIES "${CMAKE_SOURCE_DIR}/src")
 set(FMLP_CUDA_GENCODE "-gencode=arch=compute_80,code=sm_80;-gencode=arch=compute_90a,code=sm_90a;-gencode=arch=compute_90,code=compute_90"
   CACHE STRING "nvcc -gencode flags for the CUDA backend (a device-only build may keep just sm_90a)")
-target_compile_options(fmlp PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:${FMLP_CUDA_GENCODE}
+target_compile_options(fmlp_objects PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:${FMLP_CUDA_GENCODE}
   -Xcompiler=-Wall,-Wextra,-Werror -Werror=all-warnings -O3>)
-target_compile_definitions(fmlp PUBLIC FMLP_HAVE_CUDA=1)
-target_link_libraries(fmlp PUBLIC CUDA::cudart_static CUDA::cublasLt CUDA::cupti)
+target_compile_definitions(fmlp_objects PUBLIC FMLP_HAVE_CUDA=1)
+target_link_libraries(fmlp_objects PUBLIC CUDA::cudart_static CUDA::cublasLt CUDA::cupti)
 message(STATUS "fmlp: CUDA ${CUDAToolkit_VERSION} at ${CUDAToolkit_BIN_DIR}; kernels for sm_80, sm_90a, PTX compute_90")
 
 # The GPU benchmark driver (bench/cuda/run.sh runs it beside PyTorch).

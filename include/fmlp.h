@@ -120,6 +120,11 @@ bool fmlp_device_parse(const char *s, fmlp_device *out);
 size_t fmlp_dtype_size(fmlp_dtype d);
 /* Converts n host elements between dtypes, rounding to nearest even. */
 void fmlp_convert_buffer(fmlp_dtype dst_dtype, void *dst, fmlp_dtype src_dtype, const void *src, int64_t n);
+/* Writes `value` (an amount or a rate in base units: "FLOP", "FLOP/s", "B",
+ * "B/s") with the SI prefix (k, M, G, T, P) that puts it in [1, 1000), to
+ * four significant digits: 5.48104e13, "FLOP/s" -> "54.81 TFLOP/s",
+ * 4.255e12, "B/s" -> "4.255 TB/s". Returns buf. */
+const char *fmlp_si_format(double value, const char *unit, char *buf, size_t len);
 
 /* ----------------------------------------------------------------- context */
 
@@ -160,7 +165,16 @@ int fmlp_cuda_device_count(void);
 /* ----------------------------------------------------------------- tensors */
 
 /* A 2-D view: rows × cols elements of `dtype`, row r starting at element
- * r * ld. Batch × seq inputs are views with rows = batch * seq. */
+ * r * ld.
+ *
+ * Inputs of higher rank, as PyTorch passes them to nn.Linear, are viewed
+ * with their leading dims folded into rows: a contiguous x of shape
+ * (batch, seq, dim) is fmlp_tensor_view(x, dt, batch * seq, dim, dim), row
+ * b * seq + s holding x[b, s, :]. The forward writes y as (batch * seq,
+ * out_dim) in the same row order, which is exactly the contiguous
+ * (batch, seq, out_dim) tensor PyTorch returns: unfold it by keeping x's
+ * leading dims and replacing the last with out_dim (fmlp_st_shape reads a
+ * file tensor's full shape; fmlp_st_write writes y back in it). */
 typedef struct {
     void *data;
     fmlp_dtype dtype;
@@ -174,6 +188,12 @@ fmlp_tensor fmlp_tensor_view(void *data, fmlp_dtype dtype, int64_t rows, int64_t
 /* Device memory for tensors on the context's device (plain host memory on the
  * CPU). Steady-state forwards allocate nothing. */
 fmlp_status fmlp_tensor_alloc(fmlp_ctx *ctx, fmlp_dtype dtype, int64_t rows, int64_t cols, fmlp_tensor *out);
+/* Host memory for tensors that cross to and from the context's device:
+ * page-locked (pinned) on a CUDA context, so copies run at the link's full
+ * speed; plain host memory on the CPU. The tensor is a host tensor (device
+ * FMLP_DEVICE_CPU). Pinning is slow: allocate once, reuse. */
+fmlp_status fmlp_tensor_alloc_host(fmlp_ctx *ctx, fmlp_dtype dtype, int64_t rows, int64_t cols, fmlp_tensor *out);
+/* Frees what fmlp_tensor_alloc or fmlp_tensor_alloc_host gave. */
 void fmlp_tensor_free(fmlp_ctx *ctx, fmlp_tensor *t);
 /* Copy between any two tensors of one shape and dtype (host or device). */
 fmlp_status fmlp_tensor_copy(fmlp_ctx *ctx, fmlp_tensor *dst, const fmlp_tensor *src);
@@ -236,6 +256,13 @@ const char *fmlp_st_name(const fmlp_st_file *f, int i);
  * mapped file's and may be unaligned; fmlp_st_read copes with that. */
 fmlp_status fmlp_st_find(const fmlp_st_file *f, const char *name, fmlp_dtype *dtype, int64_t *rows, int64_t *cols,
                          const void **data);
+/* Files hold tensors of at most this rank. */
+#define FMLP_ST_MAX_RANK 16
+/* The full shape of a tensor (any dtype): its rank, and its dims in
+ * shape[0 .. rank) (nothing written for rank 0). FMLP_ERR_SHAPE when `cap`
+ * is less than the rank, FMLP_ERR_INVALID_ARGUMENT when there is no such
+ * tensor. */
+fmlp_status fmlp_st_shape(const fmlp_st_file *f, const char *name, int *rank, int64_t *shape, int cap);
 /* Reads a tensor converted to `dtype` into caller memory of rows*cols. */
 fmlp_status fmlp_st_read(const fmlp_st_file *f, const char *name, fmlp_dtype dtype, void *out, int64_t rows,
                          int64_t cols);
@@ -281,8 +308,14 @@ void fmlp_plan_print(const fmlp_plan_info *plan, FILE *f);
 /* ----------------------------------------------------------------- forward */
 
 /* y = mlp(x). x: (rows, dim), y: (rows, out_dim), both in the MLP's dtype and
- * on the context's device (or host tensors on a CUDA context, copied in and
- * out). Any row strides; x and y must not overlap. */
+ * on the context's device. Any row strides; x and y must not overlap. On a
+ * CUDA context with device tensors the call returns once the work is queued
+ * (fmlp_ctx_synchronize waits for it). Host tensors on a CUDA context are
+ * copied in and out within the call, which then waits for the device; such
+ * copies usually cost more than the forward itself, so keep x and y on the
+ * device (fmlp_tensor_alloc) and copy only what must cross, from pinned
+ * memory (fmlp_tensor_alloc_host). A (batch, seq, dim) input: see
+ * fmlp_tensor. */
 fmlp_status fmlp_mlp_forward(fmlp_mlp *mlp, fmlp_mode mode, const fmlp_tensor *x, fmlp_tensor *y);
 
 /* CUDA: capture forwards into a CUDA graph per (mode, rows) and replay it. */
@@ -290,6 +323,25 @@ fmlp_status fmlp_mlp_set_graph(fmlp_mlp *mlp, bool on);
 
 /* Waits for all device work of the context (no-op on the CPU). */
 fmlp_status fmlp_ctx_synchronize(fmlp_ctx *ctx);
+
+/* CUDA: the stream forwards go to. After fmlp_ctx_set_stream(ctx, s), the
+ * forwards the calling thread runs on ctx are enqueued on `s` (a
+ * cudaStream_t of the context's device, e.g. PyTorch's current stream), in
+ * order with the caller's other work there, and nothing waits for them to
+ * finish; NULL restores the context's own stream (for the legacy default
+ * stream, pass cudaStreamLegacy, (void *)1). The setting belongs to the
+ * calling thread, like PyTorch's current stream: other threads keep theirs.
+ * While the caller captures `s` into a CUDA graph of its own, forwards start
+ * no fmlp graph capture (fmlp_mlp_set_graph is ignored) and never
+ * synchronize: their kernels land in the caller's graph. Such a graph uses
+ * the context's workspace, so replay it in order with the context's other
+ * forwards (on the stream it was captured from), and capture only with
+ * device tensors. A CPU context accepts NULL as a no-op and refuses a
+ * stream with FMLP_ERR_UNSUPPORTED. */
+fmlp_status fmlp_ctx_set_stream(fmlp_ctx *ctx, void *stream);
+/* The stream the calling thread's forwards on ctx go to (the one set, else
+ * the context's own); NULL on the CPU. */
+fmlp_status fmlp_ctx_get_stream(fmlp_ctx *ctx, void **stream);
 
 /* The double-precision reference of the whole block on host data, rounding
  * inputs and weights as stored. x: (rows, dim) f64, y: (rows, out_dim) f64. */
@@ -344,15 +396,27 @@ fmlp_status fmlp_profiler_table_string(fmlp_profiler *prof, const fmlp_table_opt
 /* Writes a Chrome/Kineto trace; gzip when the path ends in ".gz". */
 fmlp_status fmlp_profiler_export_trace(fmlp_profiler *prof, const char *path);
 
-/* The verdict of the last completed window: per step, where the time went. */
-typedef enum { FMLP_BOUND_OVERHEAD = 0, FMLP_BOUND_MEMORY = 1, FMLP_BOUND_COMPUTE = 2 } fmlp_bound;
+/* The verdict of the last completed window: per step, where the time went.
+ * wall = kernel + copy + overhead + idle: kernel time is the union of the
+ * kernels (memcpy and memset are not kernels); copy time is what copies,
+ * memsets and the calls that issue them add on top (a pageable host copy
+ * keeps its runtime call busy while it runs); overhead is the rest of the
+ * time inside ops and runtime calls (launching); idle is outside them. */
+typedef enum {
+    FMLP_BOUND_OVERHEAD = 0, /* launches and dispatch: kernels busy less than half the step */
+    FMLP_BOUND_MEMORY = 1,
+    FMLP_BOUND_COMPUTE = 2,
+    FMLP_BOUND_COPY = 3 /* host<->device (or device) copies take the largest share of the step */
+} fmlp_bound;
 typedef struct {
     int steps;
-    double wall_us, kernel_us, overhead_us, idle_us; /* per step, averaged */
-    int kernels_per_step;
-    int copies_per_step; /* GPU memcpy/memset (host tensors, library memsets), not counted as kernels */
+    double wall_us, kernel_us, overhead_us, idle_us; /* per step: the median step's (3+ steps), else averaged */
+    int kernels_per_step; /* kernel activities: each GPU kernel, each CPU parallel region (one correlation, all its lanes) */
+    int copies_per_step;  /* GPU memcpy/memset (host tensors, library memsets), not counted as kernels */
     fmlp_bound bound;
     char reason[256];
+    double copy_us;    /* per step, as above */
+    double copy_bytes; /* per step: bytes the copies and memsets moved */
 } fmlp_profile_summary;
 fmlp_status fmlp_profiler_summary(fmlp_profiler *prof, fmlp_profile_summary *out);
 
@@ -362,12 +426,17 @@ fmlp_status fmlp_profiler_summary(fmlp_profiler *prof, fmlp_profile_summary *out
  * (fmlp_ceilings_measure on it replaces that); its profilers' verdicts use
  * the context's numbers. A cache written later is seen by new contexts. A
  * cache path that is not a regular file (a FIFO, a directory) is never
- * opened: the calls fail with FMLP_ERR_IO. */
+ * opened: the calls fail with FMLP_ERR_IO.
+ * On a CUDA context whose GPU figures were not measured, they come from the
+ * device's properties instead: SMs x SM clock x dense bf16 tensor FLOP per
+ * clock per SM of its architecture, and memory clock x bus width x 2 (the
+ * datasheet peaks; gpu_from_device says so, and gpu_launch_us stays 0). */
 typedef struct {
     double gemm_gflops_f32, gemm_gflops_bf16; /* CPU */
     double mem_gbps;                          /* CPU */
     double gpu_gemm_tflops_bf16, gpu_mem_gbps, gpu_launch_us;
-    bool measured;
+    bool measured;        /* the CPU figures (and GPU ones unless gpu_from_device) were measured */
+    bool gpu_from_device; /* the GPU figures are the device's peaks from its properties */
 } fmlp_ceilings;
 fmlp_status fmlp_ceilings_get(fmlp_ctx *ctx, bool measure_if_missing, fmlp_ceilings *out);
 fmlp_status fmlp_ceilings_measure(fmlp_ctx *ctx, fmlp_ceilings *out);
@@ -417,10 +486,11 @@ typedef struct {
     int number;               /* N */
     int64_t start_ns, end_ns; /* on the trace's clock */
     double wall_us, kernel_us, overhead_us, idle_us;
-    int kernels; /* distinct launches (correlation ids); copies apart */
-    int copies;  /* GPU memcpy and memset launches */
+    int kernels; /* kernel activities (each GPU kernel, each CPU parallel region); copies apart */
+    int copies;  /* GPU memcpy and memset activities */
     fmlp_bound bound;
     char reason[256];
+    double copy_us, copy_bytes; /* as in fmlp_profile_summary */
 } fmlp_trace_step;
 /* Step i (0 <= i < info.steps), in start order. */
 fmlp_status fmlp_trace_step_info(fmlp_trace *trace, int i, fmlp_trace_step *out);

@@ -155,6 +155,19 @@ static void ctx_errors(void)
     tu_check(true, "destroy(NULL) is a no-op");
 }
 
+/* A CPU context has no streams: NULL is accepted, anything else refused. */
+static void stream_errors(fmlp_ctx *ctx)
+{
+    int dummy;
+    void *got = &dummy;
+    tu_check(fmlp_ctx_set_stream(ctx, NULL) == FMLP_OK, "CPU: set_stream(NULL) is a no-op");
+    tu_expect_fail(fmlp_ctx_set_stream(ctx, &dummy), FMLP_ERR_UNSUPPORTED, "CPU: a stream");
+    tu_check(strstr(fmlp_last_error(), "cpu") != NULL, "message names the device: %s", fmlp_last_error());
+    tu_check(fmlp_ctx_get_stream(ctx, &got) == FMLP_OK && got == NULL, "CPU: get_stream gives NULL");
+    tu_expect_fail(fmlp_ctx_set_stream(NULL, NULL), FMLP_ERR_INVALID_ARGUMENT, "set_stream on a NULL context");
+    tu_expect_fail(fmlp_ctx_get_stream(ctx, NULL), FMLP_ERR_INVALID_ARGUMENT, "get_stream into NULL");
+}
+
 int main(void)
 {
     tu_seed();
@@ -163,6 +176,7 @@ int main(void)
     if (tu_check(fmlp_ctx_create(NULL, &ctx) == FMLP_OK, "default context")) {
         desc_errors(ctx);
         forward_errors(ctx);
+        stream_errors(ctx);
         fmlp_ctx_destroy(ctx);
     }
     return tu_finish();

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "core/act_ref.h"
-#include "cpu/features.h"
+#include "cpu/path.h"
 #include "cpu/gemm.h"
 #include "cpu/pool.h"
 #include "test_util.h"
@@ -235,12 +235,13 @@ static void test_specials(cpu_pool *pool, cpu_path path, fmlp_dtype dt)
         }
 }
 
-/* Bit-identical results on 1 and 2 threads, for a row split and a panel
- * split; the lanes the profiler gets are filled. */
+/* Bit-identical results on 1 and 2 threads, for a row split, a panel split
+ * and a panel split of a small-row (wide-tile) block; the lanes the profiler
+ * gets are filled. */
 static void test_threads(cpu_pool *one, cpu_pool *two, cpu_path path, fmlp_dtype dt)
 {
-    static const int64_t shapes[][3] = {{100, 129, 129}, {5, 300, 200}};
-    for (int s = 0; s < 2; s++) {
+    static const int64_t shapes[][3] = {{100, 129, 129}, {5, 300, 200}, {2, 700, 64}};
+    for (int s = 0; s < 3; s++) {
         problem q = make(dt, shapes[s][0], shapes[s][1], shapes[s][2], s == 1, true, true);
         cpu_packed *p = pack(path, &q);
         if (!p) {
@@ -267,6 +268,36 @@ static void test_threads(cpu_pool *one, cpu_pool *two, cpu_path path, fmlp_dtype
     }
 }
 
+/* The path table's contract: names round-trip, scalar runs anywhere and is
+ * listed first, the best path is the first available one, and every
+ * available path packs both dtypes onto a path that is itself available. */
+static void test_paths(void)
+{
+    bool names_ok = true, dtypes_ok = true;
+    for (int i = 0; i < CPU_PATH_COUNT; i++) {
+        cpu_path p = (cpu_path)i, back;
+        names_ok = names_ok && cpu_path_parse(cpu_path_name(p), &back) && back == p;
+        if (!cpu_path_available(p, NULL)) continue;
+        for (int d = 0; d < 2; d++) {
+            fmlp_dtype dt = d ? FMLP_BF16 : FMLP_F32;
+            cpu_packed *probe = cpu_gemm_pack(p, dt, &(float){1.0f}, NULL, 1, 1);
+            dtypes_ok = dtypes_ok && probe && cpu_packed_path(probe) == cpu_path_for_dtype(p, dt) &&
+                        cpu_path_available(cpu_packed_path(probe), NULL);
+            cpu_packed_free(probe);
+        }
+    }
+    tu_check(names_ok, "every path name parses back to its path");
+    tu_check(dtypes_ok, "every available path packs f32 and bf16 onto an available path");
+    cpu_path none;
+    tu_check(!cpu_path_parse("avx9", &none) && !cpu_path_parse(NULL, &none), "unknown path names are refused");
+    tu_check(cpu_path_available(CPU_PATH_SCALAR, NULL) && cpu_path_listed(0) == CPU_PATH_SCALAR,
+             "scalar is always available and listed first");
+    cpu_path best = cpu_path_best();
+    bool first = cpu_path_available(best, NULL);
+    for (int i = 0; i < (int)best; i++) first = first && !cpu_path_available((cpu_path)i, NULL);
+    tu_check(first, "the default path (%s) is the first available in order of preference", cpu_path_name(best));
+}
+
 static void test_pack_errors(void)
 {
     float w = 1.0f;
@@ -282,6 +313,7 @@ int main(void)
     tu_seed();
     cpu_pool *one = cpu_pool_create(1), *two = cpu_pool_create(2);
     if (!one || !two) return 1;
+    test_paths();
     test_pack_errors();
     for (int pi = 0; pi < CPU_PATH_COUNT; pi++) {
         cpu_path path = (cpu_path)pi;

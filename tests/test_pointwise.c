@@ -10,7 +10,7 @@
 
 #include "core/act_ref.h"
 #include "core/dtype.h"
-#include "cpu/features.h"
+#include "cpu/path.h"
 #include "cpu/pointwise.h"
 #include "cpu/pool.h"
 #include "test_util.h"

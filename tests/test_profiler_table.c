@@ -110,7 +110,7 @@ static void test_cpu_arithmetic(void)
     pe_analysis_free(&a);
 
     /* Busy kernels and ceilings: compute- vs memory-bound. */
-    s.ceil = (pe_ceilings){true, 100, 200, 10, 0, 0, 0};
+    s.ceil = (pe_ceilings){true, 100, 200, 10, 0, 0, 0, false};
     pe_step_stat *st;
     tu_check(pe_analyze(&s, &cs, &a), "analysis with ceilings");
     st = &a.steps[0];
@@ -205,8 +205,8 @@ static void test_table_text(void)
     t = prof_table(&s, &o, true, &st);
     tu_check(t && strstr(t, "ProfilerStep*") && strstr(t, "fwd") && !strstr(t, "fmlp::mlp"),
              "sort_by cpu_time_total with row_limit 2 keeps the two largest totals");
-    tu_check(t && strstr(t, "Total KFLOPs") && strstr(t, "GFLOP/s") && strstr(t, "GB/s"),
-             "FLOPs columns: torch's auto-scaled header (smallest count 1000 -> KFLOPs), GFLOP/s, GB/s");
+    tu_check(t && strstr(t, "Total KFLOPs") && strstr(t, "FLOP/s") && strstr(t, "Bytes/s"),
+             "FLOPs columns: torch's auto-scaled header (smallest count 1000 -> KFLOPs), FLOP/s, Bytes/s");
     tu_check(t && strstr(t, "Self CPU time total: 1.000ms\n"), "footer counts every row, not only those shown");
     free(t);
 
@@ -215,6 +215,11 @@ static void test_table_text(void)
     o.analyses = true;
     t = prof_table(&s, &o, true, &st);
     tu_check(t && strstr(t, "Where the time went") && strstr(t, "Verdict: overhead-bound"), "analyses follow the table");
+    /* The GEMM row: 2000 FLOP and 480 bytes over its 240 us, each rate with
+     * the prefix that fits it. */
+    const char *g = t ? strstr(t, "cpu_gemm_bf16_amx  ") : NULL, *end = g ? strchr(g, '\n') : NULL;
+    const char *fr = g ? strstr(g, "8.333 MFLOP/s") : NULL, *br = g ? strstr(g, "2.000 MB/s") : NULL;
+    tu_check(fr && fr < end && br && br < end, "GEMM row rates: 8.333 MFLOP/s and 2.000 MB/s");
     free(t);
 
     o.sort_by = "bogus";

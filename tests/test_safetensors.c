@@ -164,6 +164,15 @@ static void test_torch_fixture(void)
     tu_check(fmlp_st_find(f, "4.weight", &dt, &rows, &cols, NULL) == FMLP_OK && rows == 64 && cols == 160,
              "4.weight is 64 x 160");
     fmlp_st_close(f);
+    /* PyTorch's (batch, seq, dim) input: rows = batch * seq, full shape kept. */
+    snprintf(path, sizeof path, "%s/seq_relu_f32_io.safetensors", dir ? dir : "tests/data");
+    int rank = 0;
+    int64_t shape[FMLP_ST_MAX_RANK] = {0};
+    bool ok = fmlp_st_open(path, &f) == FMLP_OK && fmlp_st_find(f, "y", NULL, &rows, &cols, NULL) == FMLP_OK &&
+              fmlp_st_shape(f, "y", &rank, shape, FMLP_ST_MAX_RANK) == FMLP_OK;
+    tu_check(ok && rank == 3 && shape[0] == 3 && shape[1] == 17 && shape[2] == 24 && rows == 51 && cols == 24,
+             "torch's y (3, 17, 24): fmlp_st_shape gives all three dims, fmlp_st_find 51 x 24");
+    fmlp_st_close(f);
 }
 
 static void test_unsupported_and_unaligned(void)
@@ -211,6 +220,19 @@ static void test_unsupported_and_unaligned(void)
     tu_check(fmlp_st_find(f, "e", NULL, &rows, &cols, NULL) == FMLP_OK && rows == 0 && cols == 4 &&
                  fmlp_st_read(f, "e", FMLP_F32, NULL, 0, 4) == FMLP_OK,
              "empty tensor [0, 4] is 0 x 4");
+    /* The full shapes behind those flattenings, any dtype. */
+    int rank = -1;
+    int64_t shape[FMLP_ST_MAX_RANK] = {-1, -1};
+    tu_check(fmlp_st_shape(f, "x", &rank, shape, FMLP_ST_MAX_RANK) == FMLP_OK && rank == 2 && shape[0] == 3 &&
+                 shape[1] == 1,
+             "fmlp_st_shape: x is [3, 1]");
+    tu_check(fmlp_st_shape(f, "s", &rank, shape, 0) == FMLP_OK && rank == 0, "fmlp_st_shape: a scalar has rank 0");
+    tu_check(fmlp_st_shape(f, "pad", &rank, shape, 1) == FMLP_OK && rank == 1 && shape[0] == 3,
+             "fmlp_st_shape: a U8 tensor's shape is read too");
+    tu_expect_fail(fmlp_st_shape(f, "e", &rank, shape, 1), FMLP_ERR_SHAPE, "fmlp_st_shape with room for 1 of 2 dims");
+    tu_check(msg_has("'e'", "2 dimensions"), "  message names the tensor and its rank");
+    tu_expect_fail(fmlp_st_shape(f, "nope", &rank, shape, 4), FMLP_ERR_INVALID_ARGUMENT, "fmlp_st_shape of a missing name");
+    tu_expect_fail(fmlp_st_shape(f, "x", NULL, shape, 4), FMLP_ERR_INVALID_ARGUMENT, "fmlp_st_shape with rank NULL");
     fmlp_st_close(f);
 }
 

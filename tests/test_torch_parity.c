@@ -5,7 +5,10 @@
  * state_dict and PyTorch's own x and y; this test checks them through the
  * public API (desc from the file, create, load, forward) and through the CLI
  * (`fmlp mlp --weights --input --output`, path in FMLP_CLI), so neither path
- * can drift from PyTorch unnoticed. */
+ * can drift from PyTorch unnoticed. Shapes too: the API folds x's leading
+ * dims into rows and y comes back in PyTorch's row order, and the CLI writes
+ * y with x's leading dims, exactly the shape PyTorch returned, for x given
+ * as (batch, seq, dim), (rows, dim) or (dim). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -63,7 +66,16 @@ typedef struct {
     int64_t rows, dim, out_rows, out_dim;
     void *x;
     double *y;
+    int x_rank, y_rank; /* the full shapes, as PyTorch saved them */
+    int64_t x_shape[FMLP_ST_MAX_RANK], y_shape[FMLP_ST_MAX_RANK];
 } io_data;
+
+static bool same_shape(int ra, const int64_t *a, int rb, const int64_t *b)
+{
+    bool same = ra == rb;
+    for (int d = 0; same && d < ra; d++) same = a[d] == b[d];
+    return same;
+}
 
 static bool load_io(const fixture *fx, io_data *io)
 {
@@ -87,6 +99,14 @@ static bool load_io(const fixture *fx, io_data *io)
              fmlp_st_read(f, "x", fx->dtype, io->x, io->rows, io->dim) == FMLP_OK &&
              fmlp_st_read(f, "y", FMLP_F32, yf, io->rows, io->out_dim) == FMLP_OK;
         tu_check(ok, "%s: read x and y: %s", fx->name, ok ? "" : fmlp_last_error());
+        ok = ok && fmlp_st_shape(f, "x", &io->x_rank, io->x_shape, FMLP_ST_MAX_RANK) == FMLP_OK &&
+             fmlp_st_shape(f, "y", &io->y_rank, io->y_shape, FMLP_ST_MAX_RANK) == FMLP_OK;
+        /* The rule fmlp follows, as PyTorch's own output shows it. */
+        int64_t want[FMLP_ST_MAX_RANK];
+        memcpy(want, io->x_shape, sizeof want);
+        if (ok) want[io->x_rank - 1] = io->out_dim;
+        tu_check(ok && io->x_rank == 3 && same_shape(io->y_rank, io->y_shape, io->x_rank, want),
+                 "%s: torch's y keeps x's leading dims (x rank %d, y rank %d)", fx->name, io->x_rank, io->y_rank);
         for (int64_t i = 0; ok && i < io->rows * io->out_dim; i++) io->y[i] = yf[i];
         free(yf);
     }
@@ -211,6 +231,12 @@ static void test_cli(const char *cli, const fixture *fx, const io_data *io)
             continue;
         }
         double err = INFINITY;
+        int rank = 0;
+        int64_t shape[FMLP_ST_MAX_RANK] = {0};
+        bool shaped = fmlp_st_shape(f, "y", &rank, shape, FMLP_ST_MAX_RANK) == FMLP_OK &&
+                      same_shape(rank, shape, io->y_rank, io->y_shape);
+        tu_check(shaped, "cli %s %s: y has torch's shape (rank %d, leading dim %lld)", fx->name, mode, rank,
+                 (long long)shape[0]);
         if (tu_check(rows == io->rows && cols == io->out_dim && yd == fx->dtype,
                      "cli %s %s: y is %lld x %lld %s", fx->name, mode, (long long)rows, (long long)cols,
                      fmlp_dtype_name(yd))) {
@@ -221,6 +247,44 @@ static void test_cli(const char *cli, const fixture *fx, const io_data *io)
         }
         fmlp_st_close(f);
         tu_check(err <= tol, "cli %-17s %-8s rel err %.3e (bound %.0e)", fx->name, mode, err, tol);
+    }
+}
+
+/* x given to the CLI as (rows, dim), and its first row as (dim): y comes
+ * back as (rows, out_dim) and (out_dim), holding torch's values. */
+static void test_cli_ranks(const char *cli, const fixture *fx, const io_data *io)
+{
+    for (int rank = 2; rank >= 1; rank--) {
+        char in[1024], out[1024], cmd[4096];
+        snprintf(in, sizeof in, "%s/rank%d_%s_x.safetensors", tu_tmpdir(), rank, fx->name);
+        snprintf(out, sizeof out, "%s/rank%d_%s_y.safetensors", tu_tmpdir(), rank, fx->name);
+        remove(out);
+        int64_t rows = rank == 2 ? io->rows : 1;
+        fmlp_st_tensor x = {"x", fx->dtype, rank, {rows, io->dim, 0}, io->x};
+        if (rank == 1) x.shape[0] = io->dim;
+        if (!tu_check(fmlp_st_write(in, &x, 1) == FMLP_OK, "rank %d x written: %s", rank, fmlp_last_error())) continue;
+        snprintf(cmd, sizeof cmd,
+                 "'%s' mlp --weights '%s/%s.safetensors' --input '%s' --output '%s' --act %s --mode fused --dtype %s "
+                 "--iters 1 --no-profile > '%s.log' 2>&1",
+                 cli, data_dir(), fx->name, in, out, fx->cli_act, fmlp_dtype_name(fx->dtype), out);
+        int rc = system(cmd);
+        fmlp_st_file *f = NULL;
+        int yr = 0;
+        int64_t ys[FMLP_ST_MAX_RANK] = {0};
+        bool ok = rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 0 && fmlp_st_open(out, &f) == FMLP_OK &&
+                  fmlp_st_shape(f, "y", &yr, ys, FMLP_ST_MAX_RANK) == FMLP_OK;
+        int64_t want[2] = {rows, io->out_dim};
+        bool shaped = ok && same_shape(yr, ys, rank, rank == 2 ? want : want + 1);
+        tu_check(shaped,
+                 "cli x of rank %d: y of rank %d (%lld, ...), want %s", rank, yr, (long long)ys[0],
+                 rank == 2 ? "(rows, out_dim)" : "(out_dim)");
+        float *y = malloc((size_t)(rows * io->out_dim) * sizeof(float));
+        double err = ok && y && fmlp_st_read(f, "y", FMLP_F32, y, rank == 2 ? rows : io->out_dim, rank == 2 ? io->out_dim : 1) == FMLP_OK
+                         ? tu_rel_err(FMLP_F32, y, io->out_dim, io->y, io->out_dim, rows, io->out_dim)
+                         : INFINITY;
+        tu_check(err <= tu_tol(fx->dtype), "cli x of rank %d: y matches torch's rows, rel err %.3e", rank, err);
+        free(y);
+        fmlp_st_close(f);
     }
 }
 
@@ -260,6 +324,7 @@ int main(void)
             test_api(ctx, fx, &io);
             if (p == 0 && fx->prefix) test_wrong_prefix(ctx, fx, &io);
             if (p == 0 && cli && cli[0]) test_cli(cli, fx, &io);
+            if (p == 0 && cli && cli[0] && i == 0) test_cli_ranks(cli, fx, &io);
             free_io(&io);
         }
         fmlp_ctx_destroy(ctx);

@@ -40,7 +40,7 @@ static void build(pe_set *s)
     s->pid = 4242;
     s->main_tid = 4242;
     s->base_ns = 1700000000123456789LL;
-    s->ceil = (pe_ceilings){true, 1000, 4000, 100, 0, 0, 0};
+    s->ceil = (pe_ceilings){true, 1000, 4000, 100, 0, 0, 0, false};
     int64_t T = 5000000000LL;
     ev(s, PE_STEP, "ProfilerStep#2", 4242, 4242, T, T + 1000123, 1, 0);
     pe_event *e = ev(s, PE_CPU_OP, "fmlp::mlp", 4242, 4242, T + 100, T + 900001, 2, 0);

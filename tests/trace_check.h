@@ -17,26 +17,35 @@ typedef struct {
     const char *name;
 } tc_span;
 
-/* Distinct correlation ids of kernel events whose start lies in [a, b). */
+/* Kernel activities whose start lies in [a, b), counted as torch users
+ * count them: every GPU kernel event once, and every CPU parallel region
+ * once (its lanes share one correlation); memcpy and memset are not
+ * kernels. The same rule reads torch.profiler's traces and fmlp's, old
+ * (shared correlations) and new. */
 static inline int tc_kernels_in(const json_value *evs, double a, double b)
 {
-    int64_t seen[256];
-    int n = 0;
+    int64_t seen[1024];
+    int n_cpu = 0, n_gpu = 0;
     for (size_t i = 0; i < json_len(evs); i++) {
         const json_value *e = json_at(evs, i);
         const char *cat = json_get_str(e, "cat");
         double ts = json_get_num(e, "ts", -1);
         if (!cat || strcmp(cat, "kernel") != 0 || ts < a || ts >= b) continue;
-        int64_t c = json_get_int(json_get(e, "args"), "correlation", 0);
+        const json_value *args = json_get(e, "args");
+        if (json_get_int(args, "device", -1) >= 0) {
+            n_gpu++;
+            continue;
+        }
+        int64_t c = json_get_int(args, "correlation", 0);
         bool dup = false;
-        for (int k = 0; k < n && !dup; k++) dup = seen[k] == c;
-        if (!dup && n < 256) seen[n++] = c;
+        for (int k = 0; k < n_cpu && !dup; k++) dup = seen[k] == c;
+        if (!dup && n_cpu < 1024) seen[n_cpu++] = c;
     }
-    return n;
+    return n_gpu + n_cpu;
 }
 
-/* Checks that every ProfilerStep span holds `want` kernels (distinct
- * correlation ids starting inside it); returns how many steps it saw. */
+/* Checks that every ProfilerStep span holds `want` kernel activities
+ * (tc_kernels_in); returns how many steps it saw. */
 static inline int tc_check_step_kernels(const json_value *evs, const char *label, int want)
 {
     int steps = 0;
@@ -47,9 +56,110 @@ static inline int tc_check_step_kernels(const json_value *evs, const char *label
         steps++;
         const double a = json_get_num(e, "ts", 0), b = a + json_get_num(e, "dur", 0);
         const int got = tc_kernels_in(evs, a, b);
-        tu_check(got == want, "%s %s: %d kernels (distinct correlation ids), want %d", label, name, got, want);
+        tu_check(got == want, "%s %s: %d kernels (GPU kernel events, CPU regions by correlation), want %d", label, name,
+                 got, want);
     }
     return steps;
+}
+
+static inline bool tc_is(const json_value *e, const char *ph, const char *cat)
+{
+    const char *p = json_get_str(e, "ph"), *c = json_get_str(e, "cat");
+    return p && strcmp(p, ph) == 0 && (!cat || (c && strcmp(c, cat) == 0));
+}
+
+/* A flow end ("f", bp "e") on the activity's lane at its start, whose id
+ * starts ("s") on the call's lane at the call's start. */
+static inline bool tc_flow_joins(const json_value *evs, const json_value *call, const json_value *act)
+{
+    for (size_t i = 0; i < json_len(evs); i++) {
+        const json_value *f = json_at(evs, i);
+        if (!tc_is(f, "f", "ac2g") || json_get_int(f, "pid", -1) != json_get_int(act, "pid", -2) ||
+            json_get_int(f, "tid", -1) != json_get_int(act, "tid", -2) ||
+            json_get_num(f, "ts", -1) != json_get_num(act, "ts", -2))
+            continue;
+        int64_t id = json_get_int(f, "id", -1);
+        for (size_t k = 0; k < json_len(evs); k++) {
+            const json_value *st = json_at(evs, k);
+            if (tc_is(st, "s", "ac2g") && json_get_int(st, "id", -2) == id &&
+                json_get_int(st, "tid", -1) == json_get_int(call, "tid", -2) &&
+                json_get_num(st, "ts", -1) == json_get_num(call, "ts", -2))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* What breaks Kineto's joins, counted over a trace's GPU activities. */
+typedef struct {
+    int acts;    /* GPU activities seen */
+    int no_call; /* without exactly one runtime call of their correlation */
+    int shared;  /* sharing it with another activity outside a graph launch */
+    int bad_ext; /* External id missing, or not the call's */
+    int no_op;   /* External id naming no cpu_op */
+    int no_flow; /* no ac2g flow from the call */
+} tc_joins;
+
+/* Kineto's joins, the ones HTA makes: every GPU activity (kernel, memcpy or
+ * memset on a device) shares its correlation with exactly one runtime call,
+ * and with no other activity unless that call is a graph launch; activity
+ * and call carry the same External id, which is a cpu_op's; an ac2g flow
+ * runs from the call to the activity. */
+static inline tc_joins tc_count_joins(const json_value *evs)
+{
+    tc_joins j = {0};
+    for (size_t i = 0; i < json_len(evs); i++) {
+        const json_value *a = json_at(evs, i);
+        const char *cat = json_get_str(a, "cat");
+        const json_value *args = json_get(a, "args");
+        if (!tc_is(a, "X", NULL) || !cat || json_get_int(args, "device", -1) < 0 ||
+            (strcmp(cat, "kernel") != 0 && strcmp(cat, "gpu_memcpy") != 0 && strcmp(cat, "gpu_memset") != 0))
+            continue;
+        j.acts++;
+        const int64_t corr = json_get_int(args, "correlation", -1), ext = json_get_int(args, "External id", -1);
+        const json_value *call = NULL, *op = NULL;
+        int calls = 0, others = 0;
+        for (size_t k = 0; k < json_len(evs); k++) {
+            const json_value *e = json_at(evs, k);
+            const json_value *ea = json_get(e, "args");
+            const char *ec = json_get_str(e, "cat");
+            if (!tc_is(e, "X", NULL) || !ec) continue;
+            if ((strcmp(ec, "cuda_runtime") == 0 || strcmp(ec, "cuda_driver") == 0) &&
+                json_get_int(ea, "correlation", -2) == corr) {
+                calls++;
+                call = e;
+            } else if (e != a && json_get_int(ea, "device", -1) >= 0 && json_get_int(ea, "correlation", -2) == corr) {
+                others++;
+            } else if (strcmp(ec, "cpu_op") == 0 && json_get_int(ea, "External id", -2) == ext) {
+                op = e;
+            }
+        }
+        if (calls != 1) {
+            j.no_call++;
+            continue;
+        }
+        const char *cn = json_get_str(call, "name");
+        if (others && !(cn && strncmp(cn, "cudaGraphLaunch", 15) == 0)) j.shared++;
+        if (json_get_int(json_get(call, "args"), "External id", -2) != ext || ext <= 0) j.bad_ext++;
+        if (!op) j.no_op++;
+        if (!tc_flow_joins(evs, call, a)) j.no_flow++;
+    }
+    return j;
+}
+
+/* Checks tc_count_joins finds nothing wrong; returns the activities seen. */
+static inline int tc_check_correlations(const json_value *evs, const char *label)
+{
+    const tc_joins j = tc_count_joins(evs);
+    tu_check(j.no_call == 0 && j.shared == 0,
+             "%s: %d GPU activities, each with its own runtime call's correlation (%d without exactly one call, %d "
+             "sharing it outside a graph launch)",
+             label, j.acts, j.no_call, j.shared);
+    tu_check(j.bad_ext == 0 && j.no_op == 0,
+             "%s: activity and call carry the issuing op's External id (%d differ or are missing, %d name no cpu_op)",
+             label, j.bad_ext, j.no_op);
+    tu_check(j.no_flow == 0, "%s: an ac2g flow from each call to its activity (%d without)", label, j.no_flow);
+    return j.acts;
 }
 
 static int tc_by_lane_ts(const void *a, const void *b)

@@ -1,12 +1,14 @@
 /* Why: `fmlp bench` sweeps rows × dtypes × modes on one model and writes
  * every figure (table on stdout, CSV or JSON on request, progress on
- * stderr), the raw material of bench/results and the PyTorch comparison. */
+ * stderr), the raw material of bench/results and the PyTorch comparison.
+ * On a GPU the forwards are device-resident (cli_io.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli_args.h"
 #include "cli_commands.h"
+#include "cli_io.h"
 #include "cli_model.h"
 #include "cli_timing.h"
 
@@ -26,7 +28,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: fmlp bench [--rows LIST] [--dtype LIST] [--mode LIST] [model options] [--json FILE | --csv FILE]\n"
                "Sweeps rows x dtypes x modes on one MLP (default: the tutorial's GeGLU, 768 -> 3072) and reports\n"
-               "the median time per forward, GFLOP/s and the speedup over eager.\n\n"
+               "the median time per forward, FLOP/s and the speedup over eager.\n\n"
                "  --rows LIST        e.g. 1,16,128,1024,8192 (default)\n"
                "  --dtype LIST       e.g. f32,bf16 (default)\n"
                "  --mode LIST        e.g. eager,compiled,fused (default)\n"
@@ -35,16 +37,6 @@ static void usage(FILE *f)
                "  --json FILE        write every figure as JSON\n"
                "  --csv FILE         write every figure as CSV\n");
     cli_model_usage(f, false);
-}
-
-/* Fresh input drawn on the host and copied to the device. */
-static fmlp_status fill_random(fmlp_ctx *ctx, fmlp_tensor *x, uint64_t seed)
-{
-    fmlp_tensor h;
-    fmlp_status s = cli_random_host(x->dtype, x->rows, x->cols, seed, &h);
-    if (s == FMLP_OK) s = fmlp_tensor_copy(ctx, x, &h);
-    free(h.data);
-    return s;
 }
 
 static void write_json(FILE *f, const cli_model_opts *o, fmlp_ctx *ctx, const bench_row *r, int n)
@@ -154,6 +146,10 @@ int cli_bench_main(int argc, char **argv)
     bench_opts bo;
     int parsed = parse_bench(argc, argv, &o, &bo);
     if (parsed <= 0) return parsed == 0 ? 0 : CLI_USAGE_ERROR;
+    if (!cli_model_check(&o)) {
+        usage(stderr);
+        return CLI_USAGE_ERROR;
+    }
     char b1[256], b2[256], b3[256];
     const char *rows_l[MAX_ITEMS], *dt_l[MAX_ITEMS], *mode_l[MAX_ITEMS];
     int nr = cli_split_list(bo.rows, b1, sizeof b1, rows_l, MAX_ITEMS);
@@ -181,7 +177,7 @@ int cli_bench_main(int argc, char **argv)
     if (!res) return 1;
     int n = 0, total = nr * nd * nm, status = 0;
     fmlp_ctx *last_ctx = NULL;
-    printf("%8s %6s %-9s %8s %14s %10s %9s\n", "rows", "dtype", "mode", "kernels", "median", "GFLOP/s", "vs eager");
+    printf("%8s %6s %-9s %8s %14s %14s %9s\n", "rows", "dtype", "mode", "kernels", "median", "FLOP/s", "vs eager");
     for (int di = 0; di < nd && !status; di++) {
         fmlp_ctx *ctx;
         fmlp_mlp *mlp;
@@ -190,16 +186,21 @@ int cli_bench_main(int argc, char **argv)
             break;
         }
         for (int ri = 0; ri < nr && !status; ri++) {
-            cli_forward_arg a = {mlp, FMLP_MODE_EAGER, {0}, {0}};
-            fmlp_status s = fmlp_tensor_alloc(ctx, dts[di], rows[ri], o.desc.dim, &a.x);
-            if (s == FMLP_OK) s = fmlp_tensor_alloc(ctx, dts[di], rows[ri], fmlp_mlp_out_dim(mlp), &a.y);
-            if (s == FMLP_OK) s = fill_random(ctx, &a.x, o.seed + (uint64_t)ri);
+            cli_io io;
+            fmlp_status s = cli_io_alloc(ctx, dts[di], rows[ri], o.desc.dim, fmlp_mlp_out_dim(mlp), o.host_io, &io);
+            if (s != FMLP_OK) {
+                status = 1;
+                break;
+            }
+            s = cli_fill_random(&io.hx, o.seed + (uint64_t)ri);
+            if (s == FMLP_OK) s = cli_io_upload(&io);
+            cli_forward_arg a = {ctx, mlp, FMLP_MODE_EAGER, cli_io_x(&io), cli_io_y(&io)};
             for (int mi = 0; mi < nm && s == FMLP_OK; mi++) {
                 bench_row *b = &res[n];
                 a.mode = modes[mi];
                 fmlp_plan_info plan;
                 s = fmlp_mlp_plan(mlp, modes[mi], rows[ri], &plan);
-                if (s == FMLP_OK) s = cli_time(cli_forward, &a, 1, bo.iters, bo.budget, &b->t);
+                if (s == FMLP_OK) s = cli_time(&a, 1, bo.iters, bo.budget, &b->t);
                 if (s != FMLP_OK) break;
                 b->rows = rows[ri];
                 b->dtype = dts[di];
@@ -208,13 +209,14 @@ int cli_bench_main(int argc, char **argv)
                 b->bytes = plan.bytes;
                 b->kernels = plan.n_kernels;
                 n++;
-                char tb[32];
+                char tb[32], rate[32];
                 cli_fmt_time(b->t.median_s, tb, sizeof tb);
                 double e = eager_time(res, n, b);
                 fprintf(stderr, "[%d/%d] %s rows=%lld %s: %s\n", n, total, fmlp_dtype_name(b->dtype), (long long)b->rows,
                         fmlp_mode_name(b->mode), tb);
-                printf("%8lld %6s %-9s %8d %14s %10.1f", (long long)b->rows, fmlp_dtype_name(b->dtype),
-                       fmlp_mode_name(b->mode), b->kernels, tb, (double)b->flops / b->t.median_s * 1e-9);
+                printf("%8lld %6s %-9s %8d %14s %14s", (long long)b->rows, fmlp_dtype_name(b->dtype),
+                       fmlp_mode_name(b->mode), b->kernels, tb,
+                       fmlp_si_format((double)b->flops / b->t.median_s, "FLOP/s", rate, sizeof rate));
                 if (e > 0)
                     printf(" %8.2fx\n", e / b->t.median_s);
                 else
@@ -225,8 +227,7 @@ int cli_bench_main(int argc, char **argv)
                 fprintf(stderr, "fmlp bench: %s\n", fmlp_last_error());
                 status = 1;
             }
-            fmlp_tensor_free(ctx, &a.x);
-            fmlp_tensor_free(ctx, &a.y);
+            cli_io_free(&io);
         }
         fmlp_mlp_destroy(mlp);
         if (di + 1 < nd || status) {

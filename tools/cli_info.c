@@ -57,10 +57,12 @@ int cli_info_main(int argc, char **argv)
         fprintf(stderr, "fmlp info: %s\n", fmlp_last_error());
         return 1;
     }
-    printf("ceilings: CPU GEMM f32 %.1f GFLOP/s, bf16 %.1f GFLOP/s, memory %.1f GB/s\n", c.gemm_gflops_f32,
-           c.gemm_gflops_bf16, c.mem_gbps);
+    char f32[32], b[32], m[32];
+    printf("ceilings: CPU GEMM f32 %s, bf16 %s, memory %s\n", fmlp_si_format(c.gemm_gflops_f32 * 1e9, "FLOP/s", f32, sizeof f32),
+           fmlp_si_format(c.gemm_gflops_bf16 * 1e9, "FLOP/s", b, sizeof b), fmlp_si_format(c.mem_gbps * 1e9, "B/s", m, sizeof m));
     if (c.gpu_gemm_tflops_bf16 > 0)
-        printf("ceilings: GPU GEMM bf16 %.1f TFLOP/s, memory %.1f GB/s, launch %.1f us\n", c.gpu_gemm_tflops_bf16,
-               c.gpu_mem_gbps, c.gpu_launch_us);
+        printf("ceilings: GPU GEMM bf16 %s, memory %s, launch %.1f us\n",
+               fmlp_si_format(c.gpu_gemm_tflops_bf16 * 1e12, "FLOP/s", f32, sizeof f32),
+               fmlp_si_format(c.gpu_mem_gbps * 1e9, "B/s", m, sizeof m), c.gpu_launch_us);
     return 0;
 }

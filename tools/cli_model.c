@@ -58,12 +58,13 @@ static bool parse_act(cli_model_opts *o, const char *s)
 }
 
 enum {
-    M_BIAS = CLI_OPT_MODEL, M_GRAPH, M_BATCH, M_SEQ, M_DIM, M_OUT_DIM, M_HIDDEN, M_LAYERS, M_ACT, M_WEIGHTS,
+    M_BIAS = CLI_OPT_MODEL, M_GRAPH, M_HOST_IO, M_BATCH, M_SEQ, M_DIM, M_OUT_DIM, M_HIDDEN, M_LAYERS, M_ACT, M_WEIGHTS,
     M_PREFIX, M_THREADS, M_SEED, M_DEVICE, M_CPU_PATH, M_END
 };
 
 static const struct option common_options[] = {
     {"bias", no_argument, NULL, M_BIAS},           {"graph", no_argument, NULL, M_GRAPH},
+    {"host-io", no_argument, NULL, M_HOST_IO},
     {"batch", required_argument, NULL, M_BATCH},   {"seq", required_argument, NULL, M_SEQ},
     {"out-dim", required_argument, NULL, M_OUT_DIM}, {"weights", required_argument, NULL, M_WEIGHTS},
     {"prefix", required_argument, NULL, M_PREFIX}, {"threads", required_argument, NULL, M_THREADS},
@@ -100,6 +101,7 @@ int cli_model_take(cli_model_opts *o, const cli_arg *a)
     const char *cmd = o->cmd, *f = a->word, *v = NULL;
     if (a->val == M_BIAS) return o->desc.bias = true, 1;
     if (a->val == M_GRAPH) return o->graph = true, 1;
+    if (a->val == M_HOST_IO) return o->host_io = true, 1;
     if (!(v = cli_arg_value(a, cmd))) return -1;
     int64_t seed;
     switch (a->val) {
@@ -153,7 +155,17 @@ void cli_model_usage(FILE *f, bool linear)
                "  --cpu-path P       force a CPU code path (see fmlp info)\n"
                "  --device D         cpu (default) or cuda\n"
                "  --graph            CUDA: replay forwards as CUDA graphs\n"
+               "  --host-io          CUDA: forwards take pinned host x and y, so the times include copying them\n"
+               "                     in and out (default: x and y live on the device)\n"
                "  --seed N           seed for random weights and input (default 0)\n");
+}
+
+bool cli_model_check(const cli_model_opts *o)
+{
+    if (!o->host_io || o->device != FMLP_DEVICE_CPU) return true;
+    cli_error(o->cmd, "--host-io times copies between host and device memory; on the CPU x and y are host memory "
+                      "already: add --device cuda or drop --host-io");
+    return false;
 }
 
 fmlp_status cli_model_build(const cli_model_opts *o, fmlp_dtype dtype, fmlp_ctx **ctx, fmlp_mlp **mlp)
@@ -197,15 +209,12 @@ double cli_now(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-fmlp_status cli_random_host(fmlp_dtype dtype, int64_t rows, int64_t cols, uint64_t seed, fmlp_tensor *out)
+fmlp_status cli_fill_random(const fmlp_tensor *t, uint64_t seed)
 {
-    int64_t n = rows * cols;
-    float *tmp = malloc(sizeof(float) * (size_t)n);
-    void *data = malloc((size_t)n * fmlp_dtype_size(dtype));
-    if (!tmp || !data) {
-        free(tmp);
-        free(data);
-        fprintf(stderr, "fmlp: out of memory for a (%lld, %lld) input\n", (long long)rows, (long long)cols);
+    int64_t n = t->rows * t->cols;
+    float *tmp = malloc(sizeof(float) * (size_t)(n ? n : 1));
+    if (!tmp) {
+        fprintf(stderr, "fmlp: out of memory for a (%lld, %lld) input\n", (long long)t->rows, (long long)t->cols);
         return FMLP_ERR_OUT_OF_MEMORY;
     }
     uint64_t st = seed * 0x9E3779B97F4A7C15ull + 7;
@@ -214,8 +223,7 @@ fmlp_status cli_random_host(fmlp_dtype dtype, int64_t rows, int64_t cols, uint64
         float v = (float)((double)(st >> 11) / 9007199254740992.0) * 2.0f - 1.0f;
         tmp[i] = v == 0.0f ? 0.25f : v;
     }
-    fmlp_convert_buffer(dtype, data, FMLP_F32, tmp, n);
+    fmlp_convert_buffer(t->dtype, t->data, FMLP_F32, tmp, n);
     free(tmp);
-    *out = fmlp_tensor_view(data, dtype, rows, cols, cols);
     return FMLP_OK;
 }

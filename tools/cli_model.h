@@ -21,6 +21,7 @@ typedef struct {
     fmlp_device device;
     const char *cpu_path;
     bool graph;
+    bool host_io; /* --host-io: forwards on pinned host tensors, copies timed in */
 } cli_model_opts;
 
 /* Defaults of `fmlp mlp`: the tutorial's GeGLU MLP, 64 × 128 tokens. */
@@ -36,6 +37,8 @@ void cli_model_options(cli_options *l, bool linear);
 int cli_model_take(cli_model_opts *o, const cli_arg *a);
 void cli_model_usage(FILE *f, bool linear);
 
+/* Whether the model flags fit together (prints the usage error when not). */
+bool cli_model_check(const cli_model_opts *o);
 /* Creates the context and MLP in `dtype`; with --weights, shapes come from
  * the file. Prints the error and returns non-OK on failure. */
 fmlp_status cli_model_build(const cli_model_opts *o, fmlp_dtype dtype, fmlp_ctx **ctx, fmlp_mlp **mlp);
@@ -43,8 +46,8 @@ fmlp_status cli_model_build(const cli_model_opts *o, fmlp_dtype dtype, fmlp_ctx 
 /* "64x128x768" or "1024x32" for file names. */
 void cli_model_shape_name(const cli_model_opts *o, char *buf, size_t len);
 
-/* Fresh uniform(-1, 1) values, never 0, in a malloc'd host tensor. */
-fmlp_status cli_random_host(fmlp_dtype dtype, int64_t rows, int64_t cols, uint64_t seed, fmlp_tensor *out);
+/* Fills a dense host tensor with uniform(-1, 1) values, never 0. */
+fmlp_status cli_fill_random(const fmlp_tensor *t, uint64_t seed);
 
 /* Seconds of a monotonic clock. */
 double cli_now(void);

@@ -1,13 +1,14 @@
 /* Why: `fmlp mlp` and `fmlp linear`, the tutorial's scripts as commands:
  * for each mode, print the plan (the guess), time the forward, profile it
- * (the look), and end with the speedup of each mode over eager. */
-#include <math.h>
+ * (the look), and end with the speedup of each mode over eager. y keeps
+ * the leading dims of x, as PyTorch's output does. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli_args.h"
 #include "cli_commands.h"
+#include "cli_io.h"
 #include "cli_model.h"
 #include "cli_profile.h"
 #include "cli_timing.h"
@@ -23,8 +24,8 @@ static void usage(FILE *f, bool linear)
     cli_model_usage(f, linear);
     fprintf(f, "  --mode M           eager | compiled | fused | auto | all (default %s); a comma list works too\n"
                "  --dtype D          f32 | bf16 | f16 (default %s)\n"
-               "  --input FILE       safetensors with tensor x of shape (batch, seq, dim) or (rows, dim)\n"
-               "  --output FILE      write y (safetensors, tensor y) from the last mode run\n"
+               "  --input FILE       safetensors with tensor x of shape (batch, seq, dim), (rows, dim) or (dim)\n"
+               "  --output FILE      write y (safetensors, tensor y, x's shape with out_dim last) from the last mode run\n"
                "  --explain          print each mode's plan and exit\n"
                "  --iters N          timed forwards per mode (default: repeat for about --budget seconds)\n"
                "  --budget S         seconds of timing per mode (default 1)\n",
@@ -55,52 +56,36 @@ static int parse_modes(const char *cmd, const char *s, fmlp_mode *modes, int *n)
     return 1;
 }
 
-/* x from --input, or seeded uniform(-1, 1) values; prints its own errors. */
-static fmlp_status make_input(const char *cmd, const char *path, const cli_model_opts *o, fmlp_dtype dt,
-                              fmlp_tensor *x)
+/* Reads x from --input into the host tensor `x` (its shape was checked
+ * when the options were read); prints its own errors. */
+static fmlp_status load_input(const char *cmd, const char *path, const fmlp_tensor *x)
 {
-    int64_t rows = o->batch * o->seq, dim = o->desc.dim;
-    if (path) {
-        fmlp_st_file *f;
-        fmlp_status s = fmlp_st_open(path, &f);
-        if (s != FMLP_OK) {
-            fprintf(stderr, "fmlp %s: %s\n", cmd, fmlp_last_error());
-            return s;
-        }
-        int64_t r, c;
+    fmlp_st_file *f;
+    fmlp_status s = fmlp_st_open(path, &f);
+    int64_t r = 0, c = 0;
+    if (s == FMLP_OK) {
+        /* the file's own flattening: a (dim) vector reads as dim x 1 */
         s = fmlp_st_find(f, "x", NULL, &r, &c, NULL);
-        if (s == FMLP_OK && c != dim) {
-            fmlp_st_close(f);
-            fprintf(stderr, "fmlp %s: %s: x has %lld features but the MLP takes %lld\n", cmd, path, (long long)c,
-                    (long long)dim);
-            return FMLP_ERR_SHAPE;
-        }
-        if (s == FMLP_OK) {
-            *x = fmlp_tensor_view(malloc((size_t)(r * c) * fmlp_dtype_size(dt)), dt, r, c, c);
-            s = x->data ? fmlp_st_read(f, "x", dt, x->data, r, c) : FMLP_ERR_OUT_OF_MEMORY;
-        }
+        if (s == FMLP_OK) s = fmlp_st_read(f, "x", x->dtype, x->data, r, c);
         fmlp_st_close(f);
-        if (s != FMLP_OK) fprintf(stderr, "fmlp %s: %s\n", cmd, fmlp_last_error());
-        return s;
     }
-    return cli_random_host(dt, rows, dim, o->seed, x);
+    if (s != FMLP_OK) fprintf(stderr, "fmlp %s: %s\n", cmd, fmlp_last_error());
+    return s;
 }
 
-static fmlp_status write_output(const char *path, const fmlp_tensor *y, const cli_model_opts *o)
+/* y has x's shape with its last dim replaced by out_dim. */
+static fmlp_status write_output(const char *path, const fmlp_tensor *y, int x_rank, const int64_t *x_shape)
 {
-    fmlp_st_tensor t = {"y", y->dtype, 3, {o->batch, o->seq, y->cols}, y->data};
-    if (o->seq == 1 || o->batch * o->seq != y->rows) {
-        t.rank = 2;
-        t.shape[0] = y->rows;
-        t.shape[1] = y->cols;
-    }
+    fmlp_st_tensor t = {"y", y->dtype, x_rank, {0}, y->data};
+    for (int d = 0; d < x_rank; d++) t.shape[d] = x_shape[d];
+    t.shape[x_rank - 1] = y->cols;
     return fmlp_st_write(path, &t, 1);
 }
 
 typedef struct {
     fmlp_mode mode;
     double seconds;
-    double gflops;
+    double flops_per_s;
 } mode_result;
 
 static void print_summary(const mode_result *r, int n)
@@ -108,14 +93,15 @@ static void print_summary(const mode_result *r, int n)
     double eager = 0;
     for (int i = 0; i < n; i++)
         if (r[i].mode == FMLP_MODE_EAGER) eager = r[i].seconds;
-    printf("\n%-10s %14s %12s %18s\n", "mode", "median/forward", "GFLOP/s", "speedup vs eager");
+    printf("\n%-10s %14s %14s %18s\n", "mode", "median/forward", "FLOP/s", "speedup vs eager");
     for (int i = 0; i < n; i++) {
-        char t[32];
+        char t[32], rate[32];
         cli_fmt_time(r[i].seconds, t, sizeof t);
+        fmlp_si_format(r[i].flops_per_s, "FLOP/s", rate, sizeof rate);
         if (eager > 0)
-            printf("%-10s %14s %12.1f %17.2fx\n", fmlp_mode_name(r[i].mode), t, r[i].gflops, eager / r[i].seconds);
+            printf("%-10s %14s %14s %17.2fx\n", fmlp_mode_name(r[i].mode), t, rate, eager / r[i].seconds);
         else
-            printf("%-10s %14s %12.1f %18s\n", fmlp_mode_name(r[i].mode), t, r[i].gflops, "-");
+            printf("%-10s %14s %14s %18s\n", fmlp_mode_name(r[i].mode), t, rate, "-");
     }
 }
 
@@ -129,6 +115,8 @@ typedef struct {
     int n_modes;
     fmlp_dtype dtype;
     const char *input, *output;
+    int x_rank;         /* x as the user sees it: (batch, seq, dim), (rows, dim) or (dim) */
+    int64_t x_shape[3];
     bool explain;
     int iters;
     double budget;
@@ -202,29 +190,45 @@ static int parse_run(int argc, char **argv, bool linear, run_opts *r)
     return cli_parse(&c, argc, argv, &l);
 }
 
-/* The input (unless only explaining) and the output buffer; prints its own
- * errors. */
-static int prepare_tensors(const run_opts *r, fmlp_ctx *ctx, fmlp_mlp *mlp, cli_forward_arg *a)
+/* x and y where forwards take them (on a GPU: on the device, x uploaded
+ * once), x drawn at random or read from --input; --host-io measures the
+ * copies up front, as its forwards make them. Prints its own errors. */
+static int prepare_tensors(const run_opts *r, fmlp_ctx *ctx, fmlp_mlp *mlp, cli_io *io)
 {
-    int64_t rows = r->model.batch * r->model.seq, out_dim = fmlp_mlp_out_dim(mlp);
-    fmlp_status s = make_input(r->cmd, r->input, &r->model, r->dtype, &a->x);
+    int64_t rows = r->model.batch * r->model.seq;
+    if (cli_io_alloc(ctx, r->dtype, rows, r->model.desc.dim, fmlp_mlp_out_dim(mlp), r->model.host_io, io) != FMLP_OK)
+        return 1;
+    fmlp_status s = r->input ? load_input(r->cmd, r->input, &io->hx) : cli_fill_random(&io->hx, r->model.seed);
     if (s != FMLP_OK) return 1;
-    s = fmlp_tensor_alloc(ctx, r->dtype, rows, out_dim, &a->y);
-    if (s == FMLP_OK && fmlp_ctx_device(ctx) != FMLP_DEVICE_CPU) {
-        /* host output buffer; the executor stages device copies */
-        fmlp_tensor_free(ctx, &a->y);
-        a->y = fmlp_tensor_view(malloc((size_t)(rows * out_dim) * fmlp_dtype_size(r->dtype)), r->dtype, rows, out_dim, 0);
-        if (!a->y.data) s = FMLP_ERR_OUT_OF_MEMORY;
-    }
+    s = cli_io_upload(io);
+    if (s == FMLP_OK && io->host_io) s = cli_io_download(io);
     if (s == FMLP_OK) return 0;
-    fprintf(stderr, "fmlp %s: preparing tensors: %s\n", r->cmd, fmlp_last_error());
+    fprintf(stderr, "fmlp %s: copying x to the device: %s\n", r->cmd, fmlp_last_error());
     return 1;
+}
+
+/* --output: y from the device (timed) unless forwards wrote it to the host. */
+static int save_output(const run_opts *r, cli_io *io, fmlp_mode last)
+{
+    fmlp_status s = io->host_io ? FMLP_OK : cli_io_download(io);
+    if (s == FMLP_OK) s = write_output(r->output, &io->hy, r->x_rank, r->x_shape);
+    if (s != FMLP_OK) {
+        fprintf(stderr, "fmlp %s: writing %s: %s\n", r->cmd, r->output, fmlp_last_error());
+        return 1;
+    }
+    cli_io_print(io, stdout);
+    printf("wrote y (");
+    for (int d = 0; d < r->x_rank; d++)
+        printf("%s%lld", d ? ", " : "", (long long)(d + 1 < r->x_rank ? r->x_shape[d] : io->hy.cols));
+    printf(") from %s mode to %s\n", fmlp_mode_name(last), r->output);
+    return 0;
 }
 
 /* For each mode: the plan, then (unless explaining) timing and profiling;
  * then the comparison and --output. Returns the exit status. */
-static int run_modes(const run_opts *r, fmlp_ctx *ctx, fmlp_mlp *mlp, cli_forward_arg *a, const char *shape)
+static int run_modes(const run_opts *r, fmlp_ctx *ctx, fmlp_mlp *mlp, cli_io *io, const char *shape)
 {
+    cli_forward_arg fa = {ctx, mlp, FMLP_MODE_EAGER, cli_io_x(io), cli_io_y(io)}, *a = &fa;
     const cli_prof_opts *po = &r->prof;
     int64_t rows = r->model.batch * r->model.seq;
     mode_result results[4];
@@ -244,28 +248,61 @@ static int run_modes(const run_opts *r, fmlp_ctx *ctx, fmlp_mlp *mlp, cli_forwar
         snprintf(run_name, sizeof run_name, "%s_%s_%s_%s", shape, fmlp_dtype_name(r->dtype), po->cold ? "cold" : "warm",
                  fmlp_mode_name(mode));
         fmlp_status s = FMLP_OK;
-        if (po->enabled && po->cold) s = cli_prof_run(ctx, po, run_name, cli_forward, a, stdout);
+        if (po->enabled && po->cold) s = cli_prof_run(ctx, po, run_name, cli_forward_synced, a, stdout);
         cli_timing t = {0};
-        if (s == FMLP_OK) s = cli_time(cli_forward, a, po->cold ? 0 : 1, r->iters, r->budget, &t);
-        if (s == FMLP_OK && po->enabled && !po->cold) s = cli_prof_run(ctx, po, run_name, cli_forward, a, stdout);
+        if (s == FMLP_OK) s = cli_time(a, po->cold ? 0 : 1, r->iters, r->budget, &t);
+        if (s == FMLP_OK && po->enabled && !po->cold)
+            s = cli_prof_run(ctx, po, run_name, cli_forward_synced, a, stdout);
         if (s != FMLP_OK) {
             fprintf(stderr, "fmlp %s: %s forward failed: %s\n", r->cmd, fmlp_mode_name(mode), fmlp_last_error());
             return 1;
         }
-        char tb[32];
+        char tb[32], how[96], rate[32];
         cli_fmt_time(t.median_s, tb, sizeof tb);
-        double gflops = (double)plan.flops / t.median_s * 1e-9;
-        printf("%s: %s per forward (median of %d), %.1f GFLOP/s\n", fmlp_mode_name(mode), tb, t.iters, gflops);
-        results[n_results++] = (mode_result){mode, t.median_s, gflops};
+        cli_fmt_samples(&t, how, sizeof how);
+        double flops = (double)plan.flops / t.median_s;
+        printf("%s: %s per forward (%s), %s\n", fmlp_mode_name(mode), tb, how,
+               fmlp_si_format(flops, "FLOP/s", rate, sizeof rate));
+        /* auto may have measured its candidates on the first forward */
+        fmlp_plan_info ran;
+        if (mode == FMLP_MODE_AUTO && fmlp_mlp_plan(mlp, mode, rows, &ran) == FMLP_OK && strcmp(ran.why, plan.why) != 0)
+            printf("  auto ran %s: %s\n", fmlp_mode_name(ran.resolved), ran.why);
+        results[n_results++] = (mode_result){mode, t.median_s, flops};
     }
     if (r->explain || n_results == 0) return 0;
     print_summary(results, n_results);
-    if (!r->output) return 0;
-    if (write_output(r->output, &a->y, &r->model) != FMLP_OK) {
-        fprintf(stderr, "fmlp %s: writing %s: %s\n", r->cmd, r->output, fmlp_last_error());
+    if (!r->output) {
+        cli_io_print(io, stdout);
+        return 0;
+    }
+    return save_output(r, io, results[n_results - 1].mode);
+}
+
+/* --input decides x's shape, batch and seq; prints its own errors. */
+static int input_shape(run_opts *r)
+{
+    fmlp_st_file *f;
+    fmlp_status s = fmlp_st_open(r->input, &f);
+    int rank = 0;
+    int64_t shape[FMLP_ST_MAX_RANK];
+    if (s == FMLP_OK) {
+        s = fmlp_st_shape(f, "x", &rank, shape, FMLP_ST_MAX_RANK);
+        if (s == FMLP_OK) s = fmlp_st_find(f, "x", NULL, NULL, NULL, NULL);
+        fmlp_st_close(f);
+    }
+    if (s != FMLP_OK) {
+        fprintf(stderr, "fmlp %s: %s\n", r->cmd, fmlp_last_error());
         return 1;
     }
-    printf("wrote y (%s mode) to %s\n", fmlp_mode_name(results[n_results - 1].mode), r->output);
+    if (rank < 1 || rank > 3) {
+        fprintf(stderr, "fmlp %s: %s: x has %d dimensions; give x as (batch, seq, dim), (rows, dim) or (dim)\n", r->cmd,
+                r->input, rank);
+        return 1;
+    }
+    r->x_rank = rank;
+    memcpy(r->x_shape, shape, (size_t)rank * sizeof *shape);
+    r->model.batch = rank >= 2 ? shape[0] : 1;
+    r->model.seq = rank == 3 ? shape[1] : 1;
     return 0;
 }
 
@@ -274,35 +311,41 @@ int cli_run_main(int argc, char **argv, bool linear)
     run_opts r;
     int parsed = parse_run(argc, argv, linear, &r);
     if (parsed <= 0) return parsed == 0 ? 0 : CLI_USAGE_ERROR;
-    if (r.input) {
-        /* The input's own shape decides batch and seq. */
-        fmlp_st_file *f;
-        int64_t rows = 0, cols = 0;
-        if (fmlp_st_open(r.input, &f) != FMLP_OK || fmlp_st_find(f, "x", NULL, &rows, &cols, NULL) != FMLP_OK) {
-            fprintf(stderr, "fmlp %s: %s\n", r.cmd, fmlp_last_error());
-            return 1;
-        }
-        fmlp_st_close(f);
-        r.model.batch = rows;
-        r.model.seq = 1;
+    if (!cli_model_check(&r.model)) {
+        usage(stderr, linear);
+        return CLI_USAGE_ERROR;
     }
+    if (r.input && input_shape(&r) != 0) return 1;
     fmlp_ctx *ctx;
     fmlp_mlp *mlp;
     if (cli_model_build(&r.model, r.dtype, &ctx, &mlp) != FMLP_OK) return 1;
     r.model.desc = *fmlp_mlp_get_desc(mlp);
-    cli_forward_arg a = {mlp, FMLP_MODE_EAGER, {0}, {0}};
-    int status = r.explain ? 0 : prepare_tensors(&r, ctx, mlp, &a);
+    if (!r.input) {
+        bool seq = r.model.seq > 1;
+        int64_t shape[3] = {r.model.batch, seq ? r.model.seq : r.model.desc.dim, r.model.desc.dim};
+        r.x_rank = seq ? 3 : 2;
+        memcpy(r.x_shape, shape, sizeof shape);
+    }
+    int status = 0;
+    if (r.input && r.x_shape[r.x_rank - 1] != r.model.desc.dim) {
+        fprintf(stderr, "fmlp %s: %s: x has %lld features but the MLP takes %lld\n", r.cmd, r.input,
+                (long long)r.x_shape[r.x_rank - 1], (long long)r.model.desc.dim);
+        status = 1;
+    }
+    cli_io io;
+    memset(&io, 0, sizeof io);
+    io.ctx = ctx;
+    if (status == 0 && !r.explain) status = prepare_tensors(&r, ctx, mlp, &io);
     char shape[64];
     cli_model_shape_name(&r.model, shape, sizeof shape);
-    printf("fmlp %s: %s, %s, %lld rows, device %s, %d threads, CPU path %s\n", r.cmd, shape, fmlp_dtype_name(r.dtype),
-           (long long)(r.model.batch * r.model.seq), fmlp_device_name(fmlp_ctx_device(ctx)), fmlp_ctx_threads(ctx),
-           fmlp_ctx_cpu_path(ctx, r.dtype));
-    if (status == 0) status = run_modes(&r, ctx, mlp, &a, shape);
-    free(a.x.data);
+    printf("fmlp %s: %s, %s, %lld rows, device %s", r.cmd, shape, fmlp_dtype_name(r.dtype),
+           (long long)(r.model.batch * r.model.seq), fmlp_device_name(fmlp_ctx_device(ctx)));
     if (fmlp_ctx_device(ctx) == FMLP_DEVICE_CPU)
-        fmlp_tensor_free(ctx, &a.y);
+        printf(", %d threads, CPU path %s\n", fmlp_ctx_threads(ctx), fmlp_ctx_cpu_path(ctx, r.dtype));
     else
-        free(a.y.data);
+        printf(", x and y %s\n", r.model.host_io ? "in pinned host memory (--host-io)" : "on the device");
+    if (status == 0) status = run_modes(&r, ctx, mlp, &io, shape);
+    cli_io_free(&io);
     fmlp_mlp_destroy(mlp);
     fmlp_ctx_destroy(ctx);
     return status;

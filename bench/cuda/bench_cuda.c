@@ -1,6 +1,6 @@
 /* Why: fmlp's side of the GPU benchmark: the tutorial GeGLU MLP (768 ->
  * 3072 -> 768, bf16) at the tutorial's row counts, in eager, compiled,
- * fused and fused replayed from a CUDA graph, L2-warm (one MLP, reused) and
+ * fused, fused replayed from a CUDA graph and auto, L2-warm (one MLP, reused) and
  * L2-cold (rotating through enough MLP copies that their weights overflow
  * the L2). Timed the way the PyTorch peer script times itself: N forwards
  * enqueued between two device synchronizations, wall clock. Writes one JSON
@@ -95,8 +95,9 @@ int main(int argc, char **argv)
     memset(&st, 0, sizeof st);
     for (int c = 0; c < COPIES; c++)
         if (fmlp_mlp_create(ctx, &d, 1000 + (uint64_t)c, &st.m[c]) != FMLP_OK) return die("create");
-    const fmlp_mode modes[3] = {FMLP_MODE_EAGER, FMLP_MODE_COMPILED, FMLP_MODE_FUSED};
-    const char *names[4] = {"eager", "compiled", "fused", "fused+graph"};
+    /* auto last: its plan is printed after its first forward has measured */
+    const fmlp_mode modes[5] = {FMLP_MODE_EAGER, FMLP_MODE_COMPILED, FMLP_MODE_FUSED, FMLP_MODE_FUSED, FMLP_MODE_AUTO};
+    const char *names[5] = {"eager", "compiled", "fused", "fused+graph", "auto"};
     for (int r = 0; r < n_rows; r++) {
         const int64_t rows = rows_list[r];
         uint16_t *hx = malloc(sizeof(uint16_t) * (size_t)(rows * dim));
@@ -120,16 +121,16 @@ int main(int argc, char **argv)
         free(hx);
         const double work = 2.0 * rows * dim * hidden * 3;
         const int iters = rows >= 8192 ? 30 : 200;
-        for (int v = 0; v < 4; v++) {
+        for (int v = 0; v < 5; v++) {
             for (int cold = 0; cold < 2; cold++) {
                 fmlp_plan_info plan;
-                fmlp_mlp_plan(st.m[0], modes[v < 3 ? v : 2], rows, &plan);
-                double us = time_us(ctx, &st, cold ? COPIES : 1, modes[v < 3 ? v : 2], v == 3, iters);
+                double us = time_us(ctx, &st, cold ? COPIES : 1, modes[v], v == 3, iters);
+                fmlp_mlp_plan(st.m[0], modes[v], rows, &plan);
                 if (us < 0) return die(names[v]);
                 printf("{\"impl\": \"fmlp\", \"variant\": \"%s\", \"rows\": %lld, \"l2\": \"%s\", \"us\": %.3f, "
-                       "\"tflops\": %.2f, \"kernels\": %d, \"first_kernel\": \"%s\"}\n",
+                       "\"tflops\": %.2f, \"kernels\": %d, \"first_kernel\": \"%s\", \"resolved\": \"%s\"}\n",
                        names[v], (long long)rows, cold ? "cold" : "warm", us, work / us * 1e-6, plan.n_kernels,
-                       plan.kernels[0].name);
+                       plan.kernels[0].name, fmlp_mode_name(plan.resolved));
                 fflush(stdout);
             }
         }

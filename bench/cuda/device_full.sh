@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Why: the integration half of a device visit (device_run.sh builds, then
-# calls it): the GPU tests, compute-sanitizer over them, the CLI on the GPU,
-# then the benchmark against PyTorch and its report.
+# calls it): the GPU tests, compute-sanitizer over them, the benchmark, the
+# CLI on the GPU checked against it (per-mode times within 10% of the
+# benchmark's device-resident figures, the copy line of an --input/--output
+# run, the verdicts of its traces), then PyTorch and the report.
 set -u
 OUT=$1
 SUMMARY=$2
 note() { echo "$*" | tee -a "$SUMMARY"; }
 B=/tmp/fmlp-build
-for t in test_cuda_errors test_cuda_profile test_cuda_modes; do
+HERE=$(cd "$(dirname "$0")" && pwd)
+for t in test_cuda_errors test_cuda_profile test_profiler_cuda test_cuda_kineto test_cuda_modes; do
     (cd $B/tests && FMLP_TEST_TMP=/tmp/fmlp-tt timeout 150 ./$t) >"$OUT/$t.log" 2>&1
     note "$t rc=$? $(tail -1 "$OUT/$t.log")"
 done
@@ -16,14 +19,30 @@ note "memcheck(test_cuda_errors) rc=$? $(grep 'ERROR SUMMARY' "$OUT/san_memcheck
 grep -E "Program hit|Invalid|out of bounds" "$OUT/san_memcheck_errors.log" | sort | uniq -c | head -5 >>"$SUMMARY"
 (cd $B/tests && FMLP_TEST_TMP=/tmp/fmlp-tt timeout 60 compute-sanitizer --tool racecheck ./test_cuda_errors) >"$OUT/san_racecheck_errors.log" 2>&1
 note "racecheck(test_cuda_errors) rc=$? $(grep 'RACECHECK SUMMARY' "$OUT/san_racecheck_errors.log" | tail -1)"
-$B/fmlp info >"$OUT/cli.log" 2>&1
-timeout 60 $B/fmlp mlp --device cuda --mode all --trace-dir "$OUT/traces" >>"$OUT/cli.log" 2>&1
-note "fmlp mlp --device cuda --mode all --trace-dir rc=$?"
-for mode in eager compiled fused; do
-    note "  trace $mode: $($B/fmlp trace summarize "$OUT"/traces/*_warm_$mode.json 2>&1 | grep '^Verdict' | cut -d: -f2 | head -1)"
-done
 timeout 120 $B/fmlp_bench_cuda >"$OUT/bench_fmlp.jsonl" 2>"$OUT/bench_fmlp.err"
 note "bench fmlp rc=$? lines=$(wc -l <"$OUT/bench_fmlp.jsonl")"
+$B/fmlp info >"$OUT/cli_info.log" 2>&1
+# The tutorial's shape (64 x 128 tokens = 8192 rows, bf16), device-resident.
+timeout 120 $B/fmlp mlp --device cuda --mode all --trace-dir "$OUT/traces" >"$OUT/cli.log" 2>&1
+note "fmlp mlp --device cuda --mode all --trace-dir rc=$?"
+grep -E "^(mode|eager|compiled|fused) " "$OUT/cli.log" | tee -a "$SUMMARY"
+python3 "$HERE/cli_check.py" "$OUT/cli.log" "$OUT/bench_fmlp.jsonl" 8192 | tee -a "$SUMMARY"
+for mode in eager compiled fused; do
+    note "  trace $mode: $($B/fmlp trace summarize "$OUT"/traces/*_warm_$mode.json 2>&1 | grep '^Verdict' | head -1)"
+done
+# --input/--output: x read from a file, copied in once, y copied out once;
+# the copy line is printed apart from the per-forward times.
+python3 "$HERE/make_input.py" "$OUT/x.safetensors" 64 128 768
+timeout 120 $B/fmlp mlp --device cuda --mode all --input "$OUT/x.safetensors" --output "$OUT/y.safetensors" --no-profile \
+    >"$OUT/cli_io.log" 2>&1
+note "fmlp mlp --device cuda --input/--output rc=$?"
+grep -E "^(host <-> device|wrote y|fused:)" "$OUT/cli_io.log" | tee -a "$SUMMARY"
+rm -f "$OUT/x.safetensors" "$OUT/y.safetensors"
+# --host-io: the round trip timed on purpose; its trace's verdict is copy-bound.
+timeout 120 $B/fmlp mlp --device cuda --mode fused --host-io --trace-dir "$OUT/traces_host_io" >"$OUT/cli_host_io.log" 2>&1
+note "fmlp mlp --device cuda --mode fused --host-io rc=$?"
+grep -E "^(host <-> device|fused:)" "$OUT/cli_host_io.log" | tee -a "$SUMMARY"
+note "  trace fused --host-io: $($B/fmlp trace summarize "$OUT"/traces_host_io/*_warm_fused.json 2>&1 | grep '^Verdict' | head -1)"
 FMLP_CUDA_OWN_GEMM=1 timeout 60 $B/fmlp_bench_cuda --rows 128,1024,8192 >"$OUT/bench_fmlp_own.jsonl" 2>&1
 note "fused with fmlp's own down GEMM (FMLP_CUDA_OWN_GEMM=1): $(grep '"fused"' "$OUT/bench_fmlp_own.jsonl" | grep warm | sed -E 's/.*"rows": ([0-9]+).*"us": ([0-9.]+).*/\1 rows \2 us;/' | tr '\n' ' ')"
 PYTHONUNBUFFERED=1 timeout 200 python3 bench/cuda/torch_bench.py >"$OUT/bench_torch.jsonl" 2>"$OUT/bench_torch.err"

@@ -3,7 +3,9 @@ machine in the same run: the tutorial GeGLU (768 -> 3072 -> 768, bf16, no
 bias) in eager, torch.compile, and eager captured in a CUDA graph, L2-warm
 (one set of weights) and L2-cold (rotating through 8 copies of the weights).
 Also measures the two ceilings for the floor: a bf16 GEMM and a device copy.
-Writes one JSON object per line to stdout."""
+Writes one JSON object per line to stdout.
+Usage: torch_bench.py [ROWS,...] [DIM HIDDEN] (a model's shape in place of
+the tutorial's)."""
 import json
 import sys
 import time
@@ -11,7 +13,8 @@ import time
 import torch
 import torch.nn.functional as F
 
-DIM, HIDDEN, COPIES = 768, 3072, 8
+DIM, HIDDEN = (int(sys.argv[2]), int(sys.argv[3])) if len(sys.argv) > 3 else (768, 3072)
+COPIES = 8
 ROWS = [int(r) for r in sys.argv[1].split(",")] if len(sys.argv) > 1 else [1, 16, 128, 1024, 8192, 32768]
 
 
@@ -90,7 +93,7 @@ def main():
             out["eager+graph"] = timed(lambda cg: cg.replay(), graphs, iters)
             work = 2.0 * rows * DIM * HIDDEN * 3
             for k, us in out.items():
-                print(json.dumps({"impl": "torch", "variant": k, "rows": rows, "l2": "cold" if cold else "warm",
+                print(json.dumps({"impl": "torch", "variant": k, "dim": DIM, "hidden": HIDDEN, "rows": rows, "l2": "cold" if cold else "warm",
                                   "us": us, "tflops": work / us * 1e-6}), flush=True)
 
 

@@ -23,9 +23,14 @@ typedef struct fmlp_backend {
     /* Whether MLPs of `block` in `dtype` run here under `mode` (AUTO: under
      * every mode). When not, `why` says so and what to use instead. */
     bool (*supports)(fmlp_block block, fmlp_dtype dtype, fmlp_mode mode, char *why, size_t why_len);
+    /* Whether `auto` is decided by timing the candidate modes on the
+     * device once per MLP shape and row bucket (plan/auto.c) rather than by
+     * auto_mode's rule alone; FMLP_AUTO_MEASURE=0/1 overrides it. */
+    bool auto_measured;
     /* Devices of this kind on the machine (optional: NULL means one, the host). */
     int (*device_count)(void);
-    /* Prints this backend's part of `fmlp info` (optional). */
+    /* Prints this backend's part of `fmlp info` (what it runs on and what it
+     * can run there), whole lines, needing no context (optional). */
     void (*print_info)(FILE *f);
 
     /* Re-lays out one Linear weight (n, k) row-major in `dtype` on the host,
@@ -42,9 +47,12 @@ typedef struct fmlp_backend {
 
     /* Runs one kernel. `packed` is the layer's packing (GEMM) or the gate/up
      * packing (GEMM_GLU), NULL for pointwise kernels. Tensors live on the
-     * backend's device. `correlation` tags the kernel's profiler events. */
+     * backend's device. `external_id` is the External id of the op that
+     * issued the kernel (0 when no profiler records): every profiler record
+     * of the kernel carries it. Correlations are the backend's: one per
+     * runtime call on a GPU (CUPTI's), one per parallel region on the CPU. */
     fmlp_status (*run)(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k, const void *packed,
-                       const fmlp_tensor *in0, const fmlp_tensor *in1, fmlp_tensor *out, int64_t correlation);
+                       const fmlp_tensor *in0, const fmlp_tensor *in1, fmlp_tensor *out, int64_t external_id);
 
     /* Device memory (optional: NULL means host malloc, 64-byte aligned). */
     fmlp_status (*alloc)(fmlp_ctx *ctx, size_t bytes, void **out);
@@ -65,20 +73,28 @@ typedef struct fmlp_backend {
      * instantiates the capture, caches it under the key and launches it.
      * After a successful graph_begin, graph_end must follow even when a run
      * failed: pass key NULL to discard the capture. Graphs that point at
-     * packed weights are dropped by unpack. `correlation` tags the launch for
-     * the profiler (0 when none records). */
-    fmlp_status (*graph_launch)(fmlp_ctx *ctx, const void *key, size_t key_bytes, int64_t correlation, bool *hit);
+     * packed weights are dropped by unpack. `external_id` is the op the
+     * launch runs under, for the profiler (0 when none records); the
+     * graph's kernels share the launch call's correlation, as CUPTI
+     * reports them. */
+    fmlp_status (*graph_launch)(fmlp_ctx *ctx, const void *key, size_t key_bytes, int64_t external_id, bool *hit);
     fmlp_status (*graph_begin)(fmlp_ctx *ctx);
-    fmlp_status (*graph_end)(fmlp_ctx *ctx, const void *key, size_t key_bytes, int64_t correlation);
+    fmlp_status (*graph_end)(fmlp_ctx *ctx, const void *key, size_t key_bytes, int64_t external_id);
 
     /* GPU activity. prof_start turns device activity collection on (call it
      * when a profiler starts collecting, before the first recorded step);
      * prof_stop waits for the device, hands every kernel, memcpy, memset and
      * launch-API record since prof_start to `prof` through
      * fmlp_prof_record_add, and turns collection off again so no slowdown
-     * stays behind. Records carry the correlation passed to run(). */
+     * stays behind. Records carry their runtime call's correlation and the
+     * External id passed to run() (or graph_launch). */
     fmlp_status (*prof_start)(fmlp_ctx *ctx);
     fmlp_status (*prof_stop)(fmlp_ctx *ctx, struct fmlp_profiler *prof);
+    /* Drops what collection gathered so far and keeps collecting (a
+     * warmup's records when recording begins): switching collection off
+     * and on again would put its start-up cost, milliseconds, into the
+     * first recorded step. Optional with the two above. */
+    fmlp_status (*prof_discard)(fmlp_ctx *ctx);
     /* A strided copy: `rows` rows of `row_bytes`, row starts dld/sld bytes
      * apart, in one call (fmlp_tensor_copy should prefer it to a copy per
      * row). Synchronous like copy. */
@@ -91,6 +107,20 @@ typedef struct fmlp_backend {
     /* Describes the context's device for the trace's "deviceProperties";
      * false when it cannot. */
     bool (*device_props)(fmlp_ctx *ctx, fmlp_device_props *out);
+    /* Streams, as fmlp_ctx_set_stream documents them: set_stream directs
+     * the calling thread's forwards on ctx to `stream` (NULL: the
+     * context's own) and get_stream says where they go now. */
+    fmlp_status (*set_stream)(fmlp_ctx *ctx, void *stream);
+    void *(*get_stream)(fmlp_ctx *ctx);
+    /* Whether the caller is capturing the calling thread's stream into a
+     * graph of its own: the executor then neither captures nor waits. */
+    bool (*caller_capturing)(fmlp_ctx *ctx);
+    /* Page-locked host memory for host tensors that cross to and from the
+     * device (fmlp_tensor_alloc_host; optional: NULL means plain host
+     * memory). host_free takes what host_alloc gave, or plain host memory,
+     * which it frees as free() does. */
+    fmlp_status (*host_alloc)(fmlp_ctx *ctx, size_t bytes, void **out);
+    void (*host_free)(fmlp_ctx *ctx, void *p);
 } fmlp_backend;
 
 /* The backend that runs `device`; fails for an unknown device, or for a

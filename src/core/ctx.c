@@ -34,10 +34,15 @@ fmlp_status fmlp_ctx_create(const fmlp_ctx_options *opt, fmlp_ctx **out)
     ctx->be = be;
     pthread_mutex_init(&ctx->ws_lock, NULL);
     pthread_mutex_init(&ctx->machine_lock, NULL);
+    pthread_mutex_init(&ctx->auto_lock, NULL);
+    const char *measure = getenv("FMLP_AUTO_MEASURE");
+    ctx->auto_measure = measure && *measure ? measure[0] == '1' : be->auto_measured;
     s = be->init(ctx, &o);
     if (s != FMLP_OK) {
         pthread_mutex_destroy(&ctx->ws_lock);
         pthread_mutex_destroy(&ctx->machine_lock);
+    pthread_mutex_destroy(&ctx->auto_lock);
+        pthread_mutex_destroy(&ctx->auto_lock);
         free(ctx);
         return s;
     }
@@ -147,4 +152,20 @@ fmlp_status fmlp_ctx_synchronize(fmlp_ctx *ctx)
 {
     if (!ctx) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_ctx_synchronize: ctx is NULL");
     return ctx->be->synchronize ? ctx->be->synchronize(ctx) : FMLP_OK;
+}
+
+fmlp_status fmlp_ctx_set_stream(fmlp_ctx *ctx, void *stream)
+{
+    if (!ctx) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_ctx_set_stream: ctx is NULL");
+    if (ctx->be->set_stream) return ctx->be->set_stream(ctx, stream);
+    if (!stream) return FMLP_OK;
+    return fmlp_fail(FMLP_ERR_UNSUPPORTED, "fmlp_ctx_set_stream: a %s context has no streams; pass NULL, or set the "
+                     "stream on a CUDA context", ctx->be->name);
+}
+
+fmlp_status fmlp_ctx_get_stream(fmlp_ctx *ctx, void **stream)
+{
+    if (!ctx || !stream) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_ctx_get_stream: ctx and stream must not be NULL");
+    *stream = ctx->be->get_stream ? ctx->be->get_stream(ctx) : NULL;
+    return FMLP_OK;
 }

@@ -19,6 +19,19 @@ typedef struct fmlp_ws_block {
     struct fmlp_ws_block *next;
 } fmlp_ws_block;
 
+/* One measured AUTO decision: an MLP shape and a row bucket (plan/auto.c). */
+#define FMLP_AUTO_MEMO 64
+typedef struct {
+    fmlp_block block;
+    fmlp_act act;
+    fmlp_dtype dtype;
+    int64_t dim, hidden, out_dim, bucket;
+    int layers;
+    bool bias;
+    fmlp_mode mode;
+    char why[128];
+} fmlp_auto_choice;
+
 struct fmlp_ctx {
     fmlp_device device;
     int device_index;
@@ -32,6 +45,12 @@ struct fmlp_ctx {
     /* The machine's ceilings, held once read or measured (src/machine/
      * fills them; only its lock is core's to create and destroy). */
     pthread_mutex_t machine_lock;
+    /* AUTO decided by measurement (the backend's auto_measured, or
+     * FMLP_AUTO_MEASURE=0/1), and what was measured. */
+    bool auto_measure;
+    pthread_mutex_t auto_lock;
+    fmlp_auto_choice auto_memo[FMLP_AUTO_MEMO];
+    int n_auto;
     bool ceilings_loaded;
     fmlp_ceilings ceilings;
 };

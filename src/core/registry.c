@@ -22,6 +22,7 @@ static const struct {
      "CUDA backend: not built (no nvcc at configure time)"},
 };
 #define N_SLOTS ((int)(sizeof k_slots / sizeof k_slots[0]))
+_Static_assert(N_SLOTS == FMLP_DEVICE_COUNT, "one registry slot per device of FMLP_DEVICE_TABLE");
 
 fmlp_status fmlp_backend_find(fmlp_device device, const fmlp_backend **out)
 {

@@ -1,7 +1,7 @@
 /* Why: the CPU implementation of the backend table: a persistent thread
  * pool, a code path chosen once per context (best available, or forced by
- * option or FMLP_CPU_PATH), packed weights, and per-thread kernel lanes for
- * the profiler. */
+ * option or FMLP_CPU_PATH), packed weights, per-thread kernel lanes for the
+ * profiler, and the CPU's part of `fmlp info`. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +10,7 @@
 #include "core/internal.h"
 #include "cpu/features.h"
 #include "cpu/gemm.h"
-#include "cpu/info.h"
+#include "cpu/path.h"
 #include "cpu/pointwise.h"
 #include "profiler/hook.h"
 
@@ -21,13 +21,26 @@ typedef struct {
 
 static cpu_state *state(const fmlp_ctx *ctx) { return (cpu_state *)ctx->be_state; }
 
+/* The path names, slowest first, joined by ", " and the last by `last`;
+ * only those this machine runs when `available_only`. */
+static void path_list(char *buf, size_t cap, bool available_only, const char *last)
+{
+    const char *names[CPU_PATH_COUNT];
+    int n = 0;
+    for (int i = 0; i < CPU_PATH_COUNT; i++) {
+        cpu_path p = cpu_path_listed(i);
+        if (!available_only || cpu_path_available(p, NULL)) names[n++] = cpu_path_name(p);
+    }
+    size_t used = 0;
+    buf[0] = 0;
+    for (int i = 0; i < n && used < cap; i++)
+        used += (size_t)snprintf(buf + used, cap - used, "%s%s", i == 0 ? "" : i == n - 1 ? last : ", ", names[i]);
+}
+
 static fmlp_status path_unavailable(const char *name, const char *why)
 {
-    char avail[128] = "";
-    size_t used = 0;
-    for (int p = 0; p < CPU_PATH_COUNT; p++)
-        if (cpu_path_available((cpu_path)p, NULL))
-            used += (size_t)snprintf(avail + used, sizeof avail - used, "%s%s", used ? ", " : "", cpu_path_name((cpu_path)p));
+    char avail[128];
+    path_list(avail, sizeof avail, true, ", ");
     return fmlp_fail(FMLP_ERR_UNSUPPORTED, "CPU path \"%s\" cannot run here (%s); available: %s", name, why, avail);
 }
 
@@ -37,9 +50,11 @@ static fmlp_status cpu_init(fmlp_ctx *ctx, const fmlp_ctx_options *opt)
     if (!want || !*want) want = opt->cpu_path;
     cpu_path path = cpu_path_best();
     if (want && *want) {
-        if (!cpu_path_parse(want, &path))
-            return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT,
-                             "CPU path \"%s\" is unknown; use scalar, avx2, avx512, avx512bf16 or amx", want);
+        if (!cpu_path_parse(want, &path)) {
+            char all[128];
+            path_list(all, sizeof all, false, " or ");
+            return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "CPU path \"%s\" is unknown; use %s", want, all);
+        }
         const char *why;
         if (!cpu_path_available(path, &why)) return path_unavailable(want, why);
     }
@@ -113,9 +128,12 @@ static void cpu_name_kernel(fmlp_ctx *ctx, fmlp_dtype dtype, fmlp_kernel *k)
     }
 }
 
-static void report_lanes(fmlp_ctx *ctx, const fmlp_kernel *k, const cpu_lane_time *t, int lanes, int64_t corr,
+/* One parallel region: one correlation for all its lanes, and the External
+ * id of the op that ran it. */
+static void report_lanes(fmlp_ctx *ctx, const fmlp_kernel *k, const cpu_lane_time *t, int lanes, int64_t external_id,
                          fmlp_prof_record *r)
 {
+    const int64_t corr = fmlp_prof_correlation(ctx->prof);
     for (int i = 0; i < lanes; i++) {
         memset(&r[i], 0, sizeof r[i]);
         r[i].kind = FMLP_REC_KERNEL;
@@ -125,6 +143,7 @@ static void report_lanes(fmlp_ctx *ctx, const fmlp_kernel *k, const cpu_lane_tim
         r[i].device = -1;
         r[i].lane = t[i].os_tid;
         r[i].correlation = corr;
+        r[i].external_id = external_id;
         /* The whole kernel's work is carried by its first lane. */
         r[i].flops = i == 0 ? k->flops : 0;
         r[i].bytes = i == 0 ? k->bytes : 0;
@@ -138,7 +157,7 @@ static void report_lanes(fmlp_ctx *ctx, const fmlp_kernel *k, const cpu_lane_tim
 #define STACK_LANES 64
 
 static fmlp_status cpu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k, const void *packed,
-                           const fmlp_tensor *in0, const fmlp_tensor *in1, fmlp_tensor *out, int64_t correlation)
+                           const fmlp_tensor *in0, const fmlp_tensor *in1, fmlp_tensor *out, int64_t external_id)
 {
     cpu_state *st = state(ctx);
     bool profiled = ctx->prof != NULL;
@@ -175,7 +194,7 @@ static fmlp_status cpu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k
     }
     }
     if (profiled) {
-        report_lanes(ctx, k, times, lanes, correlation, recs);
+        report_lanes(ctx, k, times, lanes, external_id, recs);
         if (times != stack_times) {
             free(times);
             free(recs);
@@ -194,6 +213,27 @@ static bool cpu_supports(fmlp_block block, fmlp_dtype dtype, fmlp_mode mode, cha
     }
     if (why_len) why[0] = 0;
     return true;
+}
+
+/* The CPU's lines of `fmlp info`: the CPU, its features, every path (why
+ * not, where one cannot run) and the default thread count. */
+static void cpu_print_info(FILE *f)
+{
+    const cpu_features *c = cpu_features_get();
+    fprintf(f, "CPU: %s, %d logical cores\n", c->brand, c->cores);
+    fprintf(f, "features: avx2=%s fma=%s avx512f=%s avx512bw=%s avx512vl=%s avx512dq=%s avx512_bf16=%s amx_tile=%s amx_bf16=%s amx_granted=%s\n",
+            c->avx2 ? "yes" : "no", c->fma ? "yes" : "no", c->avx512f ? "yes" : "no", c->avx512bw ? "yes" : "no",
+            c->avx512vl ? "yes" : "no", c->avx512dq ? "yes" : "no", c->avx512bf16 ? "yes" : "no",
+            c->amx_tile ? "yes" : "no", c->amx_bf16 ? "yes" : "no", c->amx_granted ? "yes" : "no");
+    fprintf(f, "CPU code paths (force one with --cpu-path or FMLP_CPU_PATH):\n");
+    for (int i = 0; i < CPU_PATH_COUNT; i++) {
+        cpu_path p = cpu_path_listed(i);
+        const char *why;
+        bool ok = cpu_path_available(p, &why);
+        fprintf(f, "  %-11s %s%s%s\n", cpu_path_name(p), ok ? "available" : "unavailable: ", ok ? "" : why,
+                p == cpu_path_best() ? " (default)" : "");
+    }
+    fprintf(f, "default threads: %d (one per core; --threads N)\n", c->cores);
 }
 
 const fmlp_backend fmlp_cpu_backend = {
@@ -225,11 +265,11 @@ const char *fmlp_ctx_cpu_path(const fmlp_ctx *ctx, fmlp_dtype dtype)
 int fmlp_cpu_paths(fmlp_cpu_path_info *out, int cap)
 {
     int n = 0;
-    for (int p = 0; p < CPU_PATH_COUNT; p++) {
+    for (int i = 0; i < CPU_PATH_COUNT; i++) {
         if (out && n < cap) {
             const char *why;
-            out[n].name = cpu_path_name((cpu_path)p);
-            out[n].available = cpu_path_available((cpu_path)p, &why);
+            out[n].name = cpu_path_name(cpu_path_listed(i));
+            out[n].available = cpu_path_available(cpu_path_listed(i), &why);
             out[n].why_not = why;
         }
         n++;

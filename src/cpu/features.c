@@ -1,6 +1,6 @@
-/* Why: which SIMD paths this CPU and OS can run, read once. AMX needs more
- * than CPUID: Linux only hands out the tile state after
- * arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA). */
+/* Why: the CPU's instruction sets and the OS's grants, read once through
+ * CPUID and XGETBV. AMX needs more than CPUID: Linux only hands out the tile
+ * state after arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA). */
 #include "cpu/features.h"
 
 #include <pthread.h>
@@ -77,59 +77,4 @@ const cpu_features *cpu_features_get(void)
 {
     pthread_once(&g_once, detect);
     return &g_feat;
-}
-
-static const char *const path_names[CPU_PATH_COUNT] = {"scalar", "avx2", "avx512", "avx512bf16", "amx"};
-
-const char *cpu_path_name(cpu_path p) { return p >= 0 && p < CPU_PATH_COUNT ? path_names[p] : "?"; }
-
-bool cpu_path_parse(const char *s, cpu_path *out)
-{
-    for (int i = 0; i < CPU_PATH_COUNT; i++) {
-        if (s && strcmp(s, path_names[i]) == 0) {
-            *out = (cpu_path)i;
-            return true;
-        }
-    }
-    return false;
-}
-
-bool cpu_path_available(cpu_path p, const char **why)
-{
-    const cpu_features *f = cpu_features_get();
-    const char *missing = NULL;
-    switch (p) {
-    case CPU_PATH_SCALAR: break;
-    case CPU_PATH_AVX2:
-        if (!f->avx2 || !f->fma) missing = "this CPU lacks AVX2/FMA";
-        break;
-    case CPU_PATH_AVX512:
-        if (!(f->avx512f && f->avx512bw && f->avx512vl && f->avx512dq)) missing = "this CPU lacks AVX-512 F/BW/VL/DQ";
-        break;
-    case CPU_PATH_AVX512BF16:
-        if (!(f->avx512f && f->avx512bw && f->avx512vl && f->avx512dq)) missing = "this CPU lacks AVX-512 F/BW/VL/DQ";
-        else if (!f->avx512bf16) missing = "this CPU lacks AVX512_BF16";
-        break;
-    case CPU_PATH_AMX:
-        if (!f->amx_tile || !f->amx_bf16) missing = "this CPU lacks AMX-BF16";
-        else if (!(f->avx512f && f->avx512bw && f->avx512bf16)) missing = "this CPU lacks AVX-512 BF16";
-        else if (!f->amx_granted) missing = "the OS refused AMX tile state (arch_prctl ARCH_REQ_XCOMP_PERM)";
-        break;
-    default: missing = "no such path";
-    }
-    if (why) *why = missing ? missing : "";
-    return missing == NULL;
-}
-
-cpu_path cpu_path_best(void)
-{
-    for (int p = CPU_PATH_COUNT - 1; p > 0; p--)
-        if (cpu_path_available((cpu_path)p, NULL)) return (cpu_path)p;
-    return CPU_PATH_SCALAR;
-}
-
-cpu_path cpu_path_for_dtype(cpu_path p, fmlp_dtype dtype)
-{
-    if (dtype != FMLP_BF16 && (p == CPU_PATH_AVX512BF16 || p == CPU_PATH_AMX)) return CPU_PATH_AVX512;
-    return p;
 }

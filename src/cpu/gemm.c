@@ -1,9 +1,12 @@
-/* Why: the GEMM driver. It packs weights once into the panel layout of the
- * path's microkernel (gemm_internal.h), and per call cuts the output into
- * units (a block of rows that stays in L2 by a group of panels) that the
- * pool's threads claim until none are left; the per-ISA block functions do
- * the arithmetic. No k is ever split, across threads or blocks, so each
- * element is one thread's fixed-order sum whoever computes it. */
+/* Why: the GEMM driver, one for every path. It packs weights once into the
+ * panel layout of the path's microkernels (gemm_internal.h), and per call
+ * cuts the output into units (a block of rows that stays in L2 by a group
+ * of panels) that the pool's threads claim until none are left, then walks
+ * each unit's tiles in the path's order, small blocks on the path's wide
+ * kernels. The per-ISA microkernels do the arithmetic, the path's epilogue
+ * finishes each tile while it is hot. No k is ever split, across threads,
+ * blocks or tiles, so each element is one fixed-order sum whoever computes
+ * it. The parts of a path it uses come from the path table. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,37 +15,7 @@
 #include "core/clock.h"
 #include "core/dtype.h"
 #include "cpu/gemm_internal.h"
-
-static int path_nr(cpu_path path)
-{
-    switch (path) {
-    case CPU_PATH_SCALAR: return GEMM_NR_SCALAR;
-    case CPU_PATH_AVX2: return GEMM_NR_AVX2;
-    default: return GEMM_NR_AVX512;
-    }
-}
-
-static int path_mr(cpu_path path)
-{
-    switch (path) {
-    case CPU_PATH_SCALAR: return GEMM_MR_SCALAR;
-    case CPU_PATH_AVX2: return GEMM_MR_AVX2;
-    case CPU_PATH_AMX: return GEMM_MR_AMX;
-    case CPU_PATH_AVX512BF16: return GEMM_MR_AVX512BF16;
-    default: return GEMM_MR_AVX512;
-    }
-}
-
-static gemm_block_fn path_block(cpu_path path)
-{
-    switch (path) {
-    case CPU_PATH_AVX2: return gemm_block_avx2;
-    case CPU_PATH_AVX512: return gemm_block_avx512;
-    case CPU_PATH_AVX512BF16: return gemm_block_avx512bf16;
-    case CPU_PATH_AMX: return gemm_block_amx;
-    default: return gemm_block_scalar;
-    }
-}
+#include "cpu/path_table.h"
 
 /* Source column of packed column j of `panel`, or -1 past the weight;
  * *up says whether it comes from the GLU's up weight. */
@@ -115,17 +88,21 @@ static cpu_packed *pack(cpu_path path, fmlp_dtype dtype, const void *w0, const v
     if ((dtype != FMLP_F32 && dtype != FMLP_BF16) || n < 1 || k < 1 || !w0 || (glu && !w1)) return NULL;
     path = cpu_path_for_dtype(path, dtype);
     if (!cpu_path_available(path, NULL)) return NULL;
+    const gemm_path *gp = &cpu_path_table[path].gemm;
+    const gemm_kernels *kernels = dtype == FMLP_F32 ? &gp->f32 : &gp->bf16;
+    if (!kernels->tile) return NULL; /* a table row whose f32 names a bf16-only path */
     cpu_packed *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     p->path = path;
+    p->gp = gp;
+    p->kernels = kernels;
     p->dtype = dtype;
     p->glu = glu;
-    p->pairs = dtype == FMLP_BF16 && (path == CPU_PATH_AVX512BF16 || path == CPU_PATH_AMX);
+    p->pairs = dtype == FMLP_BF16 && gp->pairs;
     p->n = n;
     p->k = k;
-    p->nr = path_nr(path);
-    int64_t kstep = path == CPU_PATH_AMX ? GEMM_AMX_KSTEP : p->pairs ? 2 : 1;
-    p->kpad = (k + kstep - 1) / kstep * kstep;
+    p->nr = gp->nr;
+    p->kpad = (k + gp->kstep - 1) / gp->kstep * gp->kstep;
     int outs = gemm_panel_outs(p);
     p->panels = (n + outs - 1) / outs;
     p->panel_elems = p->kpad * p->nr;
@@ -188,7 +165,7 @@ typedef struct {
 static gemm_grid grid_for(const cpu_packed *p, int64_t m, int nthreads)
 {
     gemm_grid g;
-    int64_t mr = path_mr(p->path);
+    int64_t mr = p->gp->mr;
     size_t esz = p->dtype == FMLP_F32 ? 4 : 2;
     int64_t rows = GEMM_A_BLOCK_BYTES / (int64_t)(esz * (size_t)p->k);
     g.mc = rows < mr ? mr : rows / mr * mr;
@@ -214,7 +191,6 @@ static gemm_grid grid_for(const cpu_packed *p, int64_t m, int nthreads)
 
 typedef struct {
     gemm_call g;
-    gemm_block_fn block;
     gemm_grid grid;
     atomic_llong next; /* the next unclaimed unit */
 } gemm_task;
@@ -228,6 +204,52 @@ int cpu_gemm_threads(cpu_pool *pool, const cpu_packed *p, int64_t m)
     gemm_grid g = grid_for(p, m, nt);
     int64_t units = g.row_blocks * g.groups;
     return units < nt ? (int)units : nt;
+}
+
+/* The A rows from row i on. */
+static const void *a_rows(const gemm_call *g, int64_t i)
+{
+    size_t esz = g->p->dtype == FMLP_F32 ? 4 : 2;
+    return (const char *)g->A + (size_t)(i * g->lda) * esz;
+}
+
+/* One tile: rows [i, i + rows) by `panels` panels from `panel`, then the
+ * epilogue of each panel. */
+static void gemm_tile(const gemm_call *g, gemm_ukernel kernel, int panels, int rows, int64_t i, int64_t panel,
+                      float *acc)
+{
+    const cpu_packed *p = g->p;
+    kernel(rows, a_rows(g, i), g->lda, gemm_panel(p, panel), p->panel_elems, p->k, acc);
+    for (int q = 0; q < panels; q++) p->gp->epilogue(g, acc + q * rows * p->nr, rows, i, panel + q);
+}
+
+/* C rows [m0, m1) for panels [p0, p1), full k, epilogue included. */
+static void gemm_block(const gemm_call *g, int64_t m0, int64_t m1, int64_t p0, int64_t p1)
+{
+    const cpu_packed *p = g->p;
+    const gemm_path *gp = p->gp;
+    gemm_ukernel tile = p->kernels->tile, wide = p->kernels->wide;
+    float acc[GEMM_ACC_FLOATS] __attribute__((aligned(64)));
+    if (gp->enter) gp->enter();
+    if (wide && m1 - m0 <= GEMM_WIDE_ROWS) {
+        /* All the block's rows in one tile, GEMM_WIDE panels at a time. */
+        int rows = (int)(m1 - m0);
+        int64_t panel = p0;
+        for (; p1 - panel >= GEMM_WIDE; panel += GEMM_WIDE) gemm_tile(g, wide, GEMM_WIDE, rows, m0, panel, acc);
+        for (; panel < p1; panel++) gemm_tile(g, tile, 1, rows, m0, panel, acc);
+    } else if (gp->order == GEMM_ROWS_OUTSIDE) {
+        int64_t ntiles = (m1 - m0 + gp->mr - 1) / gp->mr;
+        for (int t = 0; t < ntiles; t++) {
+            int64_t lo, hi;
+            cpu_split(m1 - m0, (int)ntiles, t, &lo, &hi);
+            for (int64_t panel = p0; panel < p1; panel++) gemm_tile(g, tile, 1, (int)(hi - lo), m0 + lo, panel, acc);
+        }
+    } else {
+        for (int64_t panel = p0; panel < p1; panel++)
+            for (int64_t i = m0; i < m1; i += gp->mr)
+                gemm_tile(g, tile, 1, m1 - i < gp->mr ? (int)(m1 - i) : gp->mr, i, panel, acc);
+    }
+    if (gp->leave) gp->leave();
 }
 
 /* Units go row block by row block, so the threads share the A block they
@@ -245,7 +267,7 @@ static void gemm_task_run(void *arg, int tid, int nthreads)
         int64_t m0 = u / gr->groups * gr->mc, p0 = u % gr->groups * gr->pg;
         int64_t m1 = m0 + gr->mc < t->g.m ? m0 + gr->mc : t->g.m;
         int64_t p1 = p0 + gr->pg < t->g.p->panels ? p0 + gr->pg : t->g.p->panels;
-        t->block(&t->g, m0, m1, p0, p1);
+        gemm_block(&t->g, m0, m1, p0, p1);
     }
 }
 
@@ -256,7 +278,6 @@ void cpu_gemm_run(cpu_pool *pool, const cpu_packed *p, fmlp_act act, const void 
     int nthreads = cpu_gemm_threads(pool, p, m);
     gemm_task t = {
         .g = {.p = p, .act = act, .A = A, .lda = lda, .C = C, .ldc = ldc, .m = m},
-        .block = path_block(p->path),
         .grid = grid_for(p, m, nthreads),
     };
     atomic_init(&t.next, 0);

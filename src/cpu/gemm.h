@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "cpu/features.h"
+#include "cpu/path.h"
 #include "cpu/pool.h"
 #include "fmlp.h"
 

@@ -1,7 +1,9 @@
-/* Why: the packed-weight layout and the block interface shared by the GEMM
- * driver (gemm.c: packing, threads, cache blocking) and the per-ISA tile
- * code under simd/ (microkernels and epilogues), which are compiled with
- * different target flags and so live in different files.
+/* Why: the seam between the GEMM driver (gemm.c: packing, blocking,
+ * threads, the small-row path and the row-tile loop) and the per-ISA code
+ * under simd/ (microkernels and epilogues), which is compiled with other
+ * target flags and so lives in other files. A path's GEMM is a gemm_path:
+ * its geometry and the functions below; the path table (path_table.c) holds
+ * one per path.
  *
  * Layout. The (n, k) weight is cut into panels of `nr` packed columns. A
  * plain packing's panel p holds output columns [p*nr, p*nr + nr); a GLU
@@ -11,11 +13,13 @@
  *   KN  (f32, and bf16 widened on AVX2/AVX-512): panel[kk][j], k-major.
  *   K2N (vdpbf16ps, AMX): panel[kk/2][j][kk%2]: bf16 k-pairs interleaved,
  *       one 32-bit pair per column, the order both instructions consume.
+ * k is padded with zeros to the path's kstep (2 for pairs, 32 for AMX).
  * Biases are widened to f32 per packed column (zero padded).
  *
- * Determinism: every tile of a path accumulates each element from zero in
- * ascending k with one instruction sequence, whatever the tile's size or
- * position, so the partition over threads never changes a result. */
+ * Determinism: every microkernel of a path accumulates each element from
+ * zero in ascending k with one instruction sequence, whatever the row count
+ * or position, so the partition over threads and tiles never changes a
+ * result. */
 #ifndef FMLP_CPU_GEMM_INTERNAL_H
 #define FMLP_CPU_GEMM_INTERNAL_H
 
@@ -25,14 +29,19 @@
 
 #include "cpu/gemm.h"
 
+struct gemm_path;
+struct gemm_kernels;
+
 struct cpu_packed {
-    cpu_path path;       /* the path tiles run on (after cpu_path_for_dtype) */
-    fmlp_dtype dtype;    /* of weights, A and C */
+    cpu_path path;                      /* the path tiles run on (after cpu_path_for_dtype) */
+    const struct gemm_path *gp;         /* that path's GEMM */
+    const struct gemm_kernels *kernels; /* its microkernels for `dtype` */
+    fmlp_dtype dtype;                   /* of weights, A and C */
     bool glu;
     bool pairs;          /* K2N layout */
     int64_t n, k;        /* output columns, reduction length */
     int nr;              /* packed columns per panel */
-    int64_t kpad;        /* k rows stored per panel (k rounded up for pairs or AMX) */
+    int64_t kpad;        /* k rows stored per panel (k rounded up to the path's kstep) */
     int64_t panels;
     int64_t panel_elems; /* elements (f32 or bf16) per panel */
     void *w;
@@ -59,16 +68,48 @@ static inline const void *gemm_panel(const cpu_packed *p, int64_t panel)
     return (const char *)p->w + (size_t)panel * (size_t)p->panel_elems * esz;
 }
 
-/* C rows [m0, m1) for panels [p0, p1), full k, epilogue included. */
-typedef void (*gemm_block_fn)(const gemm_call *g, int64_t m0, int64_t m1, int64_t p0, int64_t p1);
+/* A microkernel: the f32 sums of `rows` rows of A (the first at A, rows
+ * lda elements apart, in the packing's dtype) by the packed panels that
+ * start at W (pstride elements apart), over all k, each element from zero
+ * in ascending k. A tile kernel takes one panel and 1..mr rows; a wide
+ * kernel takes GEMM_WIDE panels and 1..GEMM_WIDE_ROWS rows. Row r of panel q
+ * goes to acc + (q * rows + r) * nr, nr floats; acc is 64-byte aligned. */
+typedef void (*gemm_ukernel)(int rows, const void *A, int64_t lda, const void *W, int64_t pstride, int64_t k,
+                             float *acc);
 
-void gemm_block_scalar(const gemm_call *g, int64_t m0, int64_t m1, int64_t p0, int64_t p1);
-void gemm_block_avx2(const gemm_call *g, int64_t m0, int64_t m1, int64_t p0, int64_t p1);
-void gemm_block_avx512(const gemm_call *g, int64_t m0, int64_t m1, int64_t p0, int64_t p1);
-void gemm_block_avx512bf16(const gemm_call *g, int64_t m0, int64_t m1, int64_t p0, int64_t p1);
-void gemm_block_amx(const gemm_call *g, int64_t m0, int64_t m1, int64_t p0, int64_t p1);
+/* Ends a tile: acc holds `rows` rows of nr f32 sums (row stride nr) for
+ * `panel`, rows starting at C row i0. Adds bias, applies the activation or
+ * the GLU, rounds once and stores the valid columns only. */
+typedef void (*gemm_epilogue)(const gemm_call *g, const float *acc, int rows, int64_t i0, int64_t panel);
 
-/* Panel widths (packed columns) and row tiles of each path's microkernel. */
+/* How a block (a run of rows by a group of panels) walks its tiles. */
+typedef enum {
+    /* Row tiles outside, sharing the rows evenly (cpu_split; 16 rows are
+     * two of 8, not 12 and 4, so none runs short of accumulators): a tile's
+     * A rows stay in L1 while the group's panels stream past from L2. */
+    GEMM_ROWS_OUTSIDE,
+    /* Panels outside, row tiles of mr (the last one short) inside. */
+    GEMM_PANELS_OUTSIDE,
+} gemm_order;
+
+typedef struct gemm_kernels {
+    gemm_ukernel tile; /* NULL: this dtype runs on another path */
+    gemm_ukernel wide; /* NULL: small blocks run `tile` panel by panel */
+} gemm_kernels;
+
+typedef struct gemm_path {
+    int mr, nr;              /* rows per tile, packed columns per panel */
+    int kstep;               /* the packing pads k to a multiple of this */
+    bool pairs;              /* bf16 is packed K2N (else KN) */
+    gemm_order order;
+    gemm_kernels f32, bf16;
+    gemm_epilogue epilogue;
+    void (*enter)(void);     /* before and after each block (AMX's tile */
+    void (*leave)(void);     /* configuration), or NULL */
+} gemm_path;
+
+/* Panel widths (packed columns) and row tiles of each path's microkernel:
+ * plain numbers, since simd/gemm_tiles.h pastes them into names. */
 #define GEMM_NR_SCALAR 8
 #define GEMM_NR_AVX2 16
 #define GEMM_NR_AVX512 32
@@ -77,17 +118,37 @@ void gemm_block_amx(const gemm_call *g, int64_t m0, int64_t m1, int64_t p0, int6
 #define GEMM_MR_AVX512 8
 #define GEMM_MR_AVX512BF16 12
 #define GEMM_MR_AMX 32
-/* Blocks of at most GEMM_WIDE_ROWS rows run AVX-512 tiles GEMM_WIDE panels
- * wide (small batches stream weights; they need more accumulators). */
+/* Blocks of at most GEMM_WIDE_ROWS rows run wide kernels, GEMM_WIDE panels
+ * at once, where the path has them (small batches stream weights; they need
+ * more accumulators than one panel gives). */
 #define GEMM_WIDE_ROWS 3
 #define GEMM_WIDE 4
 /* AMX tiles consume k in steps of 32 (16 pairs); its packing pads k to it. */
 #define GEMM_AMX_KSTEP 32
+/* The largest acc any microkernel writes, in floats. */
+#define GEMM_ACC_FLOATS (GEMM_MR_AMX * GEMM_NR_AVX512)
 
-/* Shared AVX-512 epilogue: acc holds `rows` rows of nr f32 sums (row stride
- * GEMM_NR_AVX512) for panel `panel`, rows starting at C row i0. Adds bias,
- * applies the activation or the GLU, rounds once and stores the valid
- * columns only. */
+/* The microkernels and epilogues, by path (simd/ and gemm_scalar.c). */
+void gemm_tile_scalar_f32(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc);
+void gemm_tile_scalar_bf16(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc);
+void gemm_epilogue_scalar(const gemm_call *g, const float *acc, int rows, int64_t i0, int64_t panel);
+
+void gemm_tile_avx2_f32(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc);
+void gemm_tile_avx2_bf16(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc);
+void gemm_epilogue_avx2(const gemm_call *g, const float *acc, int rows, int64_t i0, int64_t panel);
+
+void gemm_tile_avx512_f32(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc);
+void gemm_tile_avx512_bf16(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc);
+void gemm_wide_avx512_f32(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc);
+void gemm_wide_avx512_bf16(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc);
+/* Shared by every AVX-512-class path (avx512, avx512bf16, amx): nr 32. */
 void gemm_epilogue_avx512(const gemm_call *g, const float *acc, int rows, int64_t i0, int64_t panel);
+
+void gemm_tile_avx512bf16(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc);
+void gemm_wide_avx512bf16(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc);
+
+void gemm_tile_amx(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc);
+void gemm_amx_enter(void);
+void gemm_amx_leave(void);
 
 #endif

@@ -1,14 +1,15 @@
 /* Why: the eager/compiled modes' pointwise passes (activation, gate*up
  * product, or both fused), cut into units of rows (or of column chunks when
  * rows are few) that the pool's threads claim until none are left; the
- * per-ISA row functions do the arithmetic. Also the scalar activations:
- * computed in double and rounded once, they are the most accurate f32
- * values and the scalar path's truth. */
+ * path's row function (from the path table) does the arithmetic. Also the
+ * scalar activations: computed in double and rounded once, they are the
+ * most accurate f32 values and the scalar path's truth. */
 #include <math.h>
 #include <stdatomic.h>
 
 #include "core/clock.h"
 #include "core/dtype.h"
+#include "cpu/path_table.h"
 #include "cpu/pointwise_internal.h"
 
 float cpu_act_f32(fmlp_act act, float x)
@@ -35,15 +36,6 @@ void pw_row_scalar(fmlp_dtype dt, cpu_pw_kind kind, fmlp_act act, const void *a,
         float y = kind == CPU_PW_MUL ? x : cpu_act_f32(act, x);
         if (kind != CPU_PW_ACT) y *= fmlp_load(dt, b, i);
         fmlp_store(dt, out, i, y);
-    }
-}
-
-static pw_row_fn row_fn(cpu_path path)
-{
-    switch (path) {
-    case CPU_PATH_SCALAR: return pw_row_scalar;
-    case CPU_PATH_AVX2: return pw_row_avx2;
-    default: return pw_row_avx512;
     }
 }
 
@@ -126,7 +118,7 @@ void cpu_pointwise_run(cpu_pool *pool, cpu_path path, fmlp_dtype dtype, cpu_pw_k
 {
     if (m < 1 || n < 1) return;
     int nthreads = cpu_pointwise_threads(pool, m, n);
-    pw_task t = {.fn = row_fn(path), .dt = dtype, .kind = kind, .act = act, .a = a, .b = b, .out = out,
+    pw_task t = {.fn = cpu_path_table[path].pw_row, .dt = dtype, .kind = kind, .act = act, .a = a, .b = b, .out = out,
                  .lda = lda, .ldb = ldb, .ldo = ldo, .m = m, .n = n, .grid = grid_for(m, n, nthreads)};
     atomic_init(&t.next, 0);
     if (pool) {

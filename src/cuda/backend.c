@@ -10,6 +10,7 @@ static const fmlp_backend cuda_backend = {
     .init = fmlp_cu_init,
     .fini = fmlp_cu_fini,
     .supports = fmlp_cu_supports,
+    .auto_measured = true,
     .device_count = fmlp_cu_device_count,
     .print_info = fmlp_cu_print_info,
     .pack = fmlp_cu_pack,
@@ -27,8 +28,14 @@ static const fmlp_backend cuda_backend = {
     .graph_end = fmlp_cu_graph_end,
     .prof_start = fmlp_cu_prof_start,
     .prof_stop = fmlp_cu_prof_stop,
+    .prof_discard = fmlp_cu_prof_discard,
     .auto_mode = fmlp_cu_auto_mode,
     .device_props = fmlp_cu_device_props,
+    .set_stream = fmlp_cu_set_stream,
+    .get_stream = fmlp_cu_get_stream,
+    .caller_capturing = fmlp_cu_caller_capturing,
+    .host_alloc = fmlp_cu_host_alloc,
+    .host_free = fmlp_cu_host_free,
 };
 
 const fmlp_backend *fmlp_cuda_backend_get(void) { return &cuda_backend; }

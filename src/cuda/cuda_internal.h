@@ -1,8 +1,8 @@
 /* Why: the CUDA backend is split by concern (status.c, discovery.c,
- * memory.c, weights.c, dispatch.c, policy.c, lt.c, graph.c, cupti.c); this
+ * stream.c, memory.c, weights.c, dispatch.c, policy.c, lt.c, graph.c, cupti.c); this
  * is the state they share, one per context, the packed-weight record every
- * GEMM path reads, and each file's entry points. status.c is the leaf every
- * other file may call; backend.c only assembles the table. */
+ * GEMM path reads, and each file's entry points. status.c and stream.c are
+ * the leaves every other file may call; backend.c only assembles the table. */
 #ifndef FMLP_CUDA_INTERNAL_H
 #define FMLP_CUDA_INTERNAL_H
 
@@ -46,6 +46,7 @@ typedef struct {
 } fmlp_cu_block;
 
 typedef struct {
+    uint64_t id; /* unique per context, for stream.c's per-thread streams */
     int device;
     int sm_count;
     int cc_major;
@@ -91,10 +92,19 @@ static inline fmlp_cu_state *fmlp_cu_state_of(fmlp_ctx *ctx) { return (fmlp_cu_s
 
 /* A failed CUDA call as a status with a message naming the call. */
 fmlp_status fmlp_cu_fail(cudaError_t e, const char *what);
-/* The stream kernels go to on the calling thread (the capture stream while
- * this thread captures a graph). */
+
+/* ---- stream.c: the stream work goes to, per thread */
+
+void fmlp_cu_stream_init(fmlp_cu_state *st);
+/* The stream kernels go to on the calling thread: the capture stream while
+ * this thread captures an fmlp graph, else the stream it set, else the
+ * context's own. */
 cudaStream_t fmlp_cu_stream(fmlp_cu_state *st);
 void fmlp_cu_set_capturing(fmlp_cu_state *st, bool on);
+/* Backend table entries (fmlp_ctx_set_stream and its neighbours). */
+fmlp_status fmlp_cu_set_stream(fmlp_ctx *ctx, void *stream);
+void *fmlp_cu_get_stream(fmlp_ctx *ctx);
+bool fmlp_cu_caller_capturing(fmlp_ctx *ctx);
 
 /* ---- discovery.c: devices, a context's device state, descriptions */
 
@@ -115,6 +125,9 @@ fmlp_status fmlp_cu_copy(fmlp_ctx *ctx, void *dst, fmlp_device dst_dev, const vo
 fmlp_status fmlp_cu_copy2d(fmlp_ctx *ctx, void *dst, size_t dld, fmlp_device dst_dev, const void *src, size_t sld,
                            fmlp_device src_dev, size_t row_bytes, size_t rows);
 fmlp_status fmlp_cu_synchronize(fmlp_ctx *ctx);
+/* Page-locked host memory (fmlp_tensor_alloc_host); free takes plain host memory too. */
+fmlp_status fmlp_cu_host_alloc(fmlp_ctx *ctx, size_t bytes, void **out);
+void fmlp_cu_host_free(fmlp_ctx *ctx, void *p);
 /* FMLP_OK when p is device (or managed) memory, aligned to an element of dt
  * when `element`; else a message naming `what`. */
 fmlp_status fmlp_cu_check_device_ptr(fmlp_cu_state *st, const char *what, const void *p, fmlp_dtype dt, bool element);
@@ -131,7 +144,7 @@ void fmlp_cu_unpack(fmlp_ctx *ctx, void *packed);
 
 void fmlp_cu_name_kernel(fmlp_ctx *ctx, fmlp_dtype dtype, fmlp_kernel *k);
 fmlp_status fmlp_cu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k, const void *packed,
-                        const fmlp_tensor *in0, const fmlp_tensor *in1, fmlp_tensor *out, int64_t correlation);
+                        const fmlp_tensor *in0, const fmlp_tensor *in1, fmlp_tensor *out, int64_t external_id);
 
 /* ---- policy.c: what this backend runs and what `auto` picks */
 
@@ -149,17 +162,20 @@ const char *fmlp_cu_lt_name(fmlp_dtype dt, bool bias);
 void fmlp_cu_lt_forget(fmlp_cu_state *st, const void *w);
 
 /* ---- graph.c: CUDA graphs (backend table entries) and their cache */
-fmlp_status fmlp_cu_graph_launch(fmlp_ctx *ctx, const void *key, size_t key_bytes, int64_t correlation, bool *hit);
+fmlp_status fmlp_cu_graph_launch(fmlp_ctx *ctx, const void *key, size_t key_bytes, int64_t external_id, bool *hit);
 fmlp_status fmlp_cu_graph_begin(fmlp_ctx *ctx);
-fmlp_status fmlp_cu_graph_end(fmlp_ctx *ctx, const void *key, size_t key_bytes, int64_t correlation);
+fmlp_status fmlp_cu_graph_end(fmlp_ctx *ctx, const void *key, size_t key_bytes, int64_t external_id);
 void fmlp_cu_graph_clear(fmlp_cu_state *st);
 
 /* ---- cupti.c: GPU activity (backend table entries) and the launch-side tagging */
 fmlp_status fmlp_cu_prof_start(fmlp_ctx *ctx);
 fmlp_status fmlp_cu_prof_stop(fmlp_ctx *ctx, struct fmlp_profiler *prof);
+fmlp_status fmlp_cu_prof_discard(fmlp_ctx *ctx);
 bool fmlp_cu_prof_active(void);
-/* Tags the launches between push and pop with the profiler's correlation. */
-void fmlp_cu_prof_push(int64_t correlation);
+/* Tags the runtime calls between push and pop, and the GPU work they start,
+ * with the External id of the op that issues them (CUPTI's external
+ * correlation); their own correlations stay CUPTI's. */
+void fmlp_cu_prof_push(int64_t external_id);
 void fmlp_cu_prof_pop(void);
 
 #endif

@@ -2,10 +2,12 @@
  * real kernel names (cuBLASLt's nvjet/xmma kernels included), the launch
  * calls on the CPU lane and flow arrows between them. CUPTI's Activity API
  * delivers those records; this file turns them into the profiler's plain
- * records on fmlp's clock, joined to the executor's correlation ids through
- * external correlation, and switches CUPTI off again when a window closes so
- * profiling leaves no slowdown behind. CUPTI is per process, so its state
- * here is too: one collection at a time. */
+ * records on fmlp's clock with Kineto's joins: every runtime call and the
+ * GPU activity it started keep the correlation CUPTI gave the call (unique
+ * per call), and both carry the issuing op's External id, which the
+ * backend pushes as CUPTI external correlation. It switches CUPTI off again
+ * when a window closes so profiling leaves no slowdown behind. CUPTI is per
+ * process, so its state here is too: one collection at a time. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +20,6 @@
 #include "profiler/hook.h"
 
 #define CUPTI_BUFFER_BYTES ((size_t)4 << 20)
-/* Correlation ids of launches nobody tagged, moved clear of the profiler's. */
-#define UNTAGGED_BASE ((int64_t)1 << 40)
 
 typedef enum { CR_KERNEL, CR_RUNTIME, CR_DRIVER, CR_MEMCPY, CR_MEMSET } cr_kind;
 
@@ -27,6 +27,7 @@ typedef struct {
     cr_kind kind;
     uint32_t corr, device, stream, tid, cbid;
     uint64_t t0, t1, bytes;
+    uint8_t src_kind, dst_kind; /* memcpy: CUpti_ActivityMemoryKind of each side; memset: dst */
     const char *name; /* interned (kernels), or static */
     int grid[3], block[3], regs, smem;
 } cr_rec;
@@ -58,7 +59,7 @@ static const CUpti_ActivityKind KINDS[] = {
 
 bool fmlp_cu_prof_active(void) { return G.active != 0; }
 
-void fmlp_cu_prof_push(int64_t correlation)
+void fmlp_cu_prof_push(int64_t external_id)
 {
     const uint32_t self = (uint32_t)pthread_self();
     bool known = false;
@@ -70,7 +71,7 @@ void fmlp_cu_prof_push(int64_t correlation)
         G.n_threads++;
     }
     pthread_mutex_unlock(&G.lock);
-    cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, (uint64_t)correlation);
+    cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, (uint64_t)external_id);
 }
 
 void fmlp_cu_prof_pop(void)
@@ -162,6 +163,8 @@ static void take(const CUpti_Activity *a)
         r->t1 = m->end;
         r->bytes = m->bytes;
         r->cbid = m->copyKind;
+        r->src_kind = m->srcKind;
+        r->dst_kind = m->dstKind;
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
@@ -175,6 +178,7 @@ static void take(const CUpti_Activity *a)
         r->t0 = m->start;
         r->t1 = m->end;
         r->bytes = m->bytes;
+        r->dst_kind = (uint8_t)m->memoryKind;
         break;
     }
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
@@ -196,9 +200,53 @@ static void take(const CUpti_Activity *a)
     }
 }
 
+/* CUPTI's record buffers are kept for reuse, their pages touched once: a
+ * fresh 4 MiB buffer is a thousand page faults (2.4 ms on the H200's
+ * host), which would land in whichever step first needs a buffer. */
+#define CUPTI_SPARE_BUFFERS 8
+static struct {
+    pthread_mutex_t lock;
+    uint8_t *free[CUPTI_SPARE_BUFFERS];
+    int n;
+} g_buffers = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static uint8_t *buffer_new(void)
+{
+    uint8_t *b = aligned_alloc(8, CUPTI_BUFFER_BYTES);
+    if (b) memset(b, 0, CUPTI_BUFFER_BYTES);
+    return b;
+}
+
+static void buffer_keep(uint8_t *b)
+{
+    pthread_mutex_lock(&g_buffers.lock);
+    if (g_buffers.n < CUPTI_SPARE_BUFFERS) {
+        g_buffers.free[g_buffers.n++] = b;
+        b = NULL;
+    }
+    pthread_mutex_unlock(&g_buffers.lock);
+    free(b);
+}
+
+/* At least `want` spare buffers, touched (outside any recorded step). */
+static void buffers_prepare(int want)
+{
+    pthread_mutex_lock(&g_buffers.lock);
+    int have = g_buffers.n;
+    pthread_mutex_unlock(&g_buffers.lock);
+    for (; have < want; have++) {
+        uint8_t *b = buffer_new();
+        if (!b) return;
+        buffer_keep(b);
+    }
+}
+
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
-    *buffer = aligned_alloc(8, CUPTI_BUFFER_BYTES);
+    pthread_mutex_lock(&g_buffers.lock);
+    *buffer = g_buffers.n ? g_buffers.free[--g_buffers.n] : NULL;
+    pthread_mutex_unlock(&g_buffers.lock);
+    if (!*buffer) *buffer = buffer_new();
     *size = *buffer ? CUPTI_BUFFER_BYTES : 0;
     *max_records = 0;
 }
@@ -212,7 +260,7 @@ static void CUPTIAPI buffer_completed(CUcontext c, uint32_t stream, uint8_t *buf
     pthread_mutex_lock(&G.lock);
     while (valid && cuptiActivityGetNextRecord(buffer, valid, &a) == CUPTI_SUCCESS) take(a);
     pthread_mutex_unlock(&G.lock);
-    free(buffer);
+    buffer_keep(buffer);
 }
 
 static fmlp_status cupti_fail(CUptiResult r, const char *what)
@@ -238,6 +286,7 @@ fmlp_status fmlp_cu_prof_start(fmlp_ctx *ctx)
     pthread_mutex_lock(&G.lock);
     clear_collected();
     pthread_mutex_unlock(&G.lock);
+    buffers_prepare(2);
     CUptiResult r = cuptiActivityRegisterTimestampCallback(now_cb);
     if (r != CUPTI_SUCCESS) return cupti_fail(r, "timestamp callback");
     r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
@@ -295,22 +344,49 @@ static bool api_worth_showing(const char *n)
     return false;
 }
 
-static const char *memcpy_name(uint32_t kind)
+static const char *memory_kind_name(uint8_t kind)
 {
-    switch (kind) {
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "Memcpy HtoD (Host -> Device)";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "Memcpy DtoH (Device -> Host)";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "Memcpy DtoD (Device -> Device)";
-    default: return "Memcpy";
+    static const char *const names[] = {"Unknown", "Pageable", "Pinned",        "Device",
+                                        "Array",   "Managed",  "Device Static", "Managed Static"};
+    return kind < sizeof names / sizeof *names ? names[kind] : "Unknown";
+}
+
+/* Kineto's names, which say whether host memory was pageable or pinned:
+ * "Memcpy HtoD (Pageable -> Device)", "Memset (Device)". */
+static const char *copy_name(const cr_rec *r, char *buf, size_t len)
+{
+    if (r->kind == CR_MEMSET) {
+        snprintf(buf, len, "Memset (%s)", memory_kind_name(r->dst_kind));
+        return buf;
     }
+    const char *dir = "Memcpy";
+    switch (r->cbid) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: dir = "HtoD"; break;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: dir = "DtoH"; break;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: dir = "DtoD"; break;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: dir = "HtoH"; break;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: dir = "PtoP"; break;
+    default: break;
+    }
+    snprintf(buf, len, "Memcpy %s (%s -> %s)", dir, memory_kind_name(r->src_kind), memory_kind_name(r->dst_kind));
+    return buf;
+}
+
+fmlp_status fmlp_cu_prof_discard(fmlp_ctx *ctx)
+{
+    if (!G.active) return FMLP_OK;
+    if (fmlp_cu_synchronize(ctx) != FMLP_OK) fmlp_clear_error();
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    pthread_mutex_lock(&G.lock);
+    clear_collected();
+    pthread_mutex_unlock(&G.lock);
+    return FMLP_OK;
 }
 
 fmlp_status fmlp_cu_prof_stop(fmlp_ctx *ctx, struct fmlp_profiler *prof)
 {
     if (!G.active) return FMLP_OK;
-    fmlp_cu_state *st = fmlp_cu_state_of(ctx);
-    cudaStreamSynchronize(st->stream);
-    (void)cudaGetLastError();
+    if (fmlp_cu_synchronize(ctx) != FMLP_OK) fmlp_clear_error();
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     for (size_t i = 0; i < N_KINDS; i++) cuptiActivityDisable(KINDS[i]);
     G.active = 0;
@@ -318,22 +394,28 @@ fmlp_status fmlp_cu_prof_stop(fmlp_ctx *ctx, struct fmlp_profiler *prof)
     cuptiFinalize();
 
     pthread_mutex_lock(&G.lock);
-    /* correlation ids that launched GPU work, sorted for lookup */
-    uint32_t *gpu = malloc((G.n ? G.n : 1) * sizeof *gpu);
-    size_t n_gpu = 0;
-    for (size_t i = 0; gpu && i < G.n; i++)
+    /* correlation ids that launched GPU work, and those of runtime calls,
+     * sorted for lookup */
+    uint32_t *gpu = malloc((G.n ? G.n : 1) * sizeof *gpu), *rt = malloc((G.n ? G.n : 1) * sizeof *rt);
+    size_t n_gpu = 0, n_rt = 0;
+    for (size_t i = 0; gpu && rt && i < G.n; i++) {
         if (G.recs[i].kind == CR_KERNEL || G.recs[i].kind == CR_MEMCPY || G.recs[i].kind == CR_MEMSET)
             gpu[n_gpu++] = G.recs[i].corr;
-    if (gpu) qsort(gpu, n_gpu, sizeof *gpu, cmp_u32);
+        if (G.recs[i].kind == CR_RUNTIME) rt[n_rt++] = G.recs[i].corr;
+    }
+    if (gpu && rt) {
+        qsort(gpu, n_gpu, sizeof *gpu, cmp_u32);
+        qsort(rt, n_rt, sizeof *rt, cmp_u32);
+    }
     if (G.n_ext) qsort(G.ext, G.n_ext, sizeof *G.ext, cmp_ext);
     for (size_t i = 0; prof && i < G.n; i++) {
         const cr_rec *c = &G.recs[i];
-        const int64_t ext = ext_of(c->corr);
         fmlp_prof_record r;
         memset(&r, 0, sizeof r);
         r.t0_ns = (int64_t)c->t0;
         r.t1_ns = (int64_t)c->t1;
-        r.correlation = ext ? ext : UNTAGGED_BASE + c->corr;
+        r.correlation = c->corr;
+        r.external_id = ext_of(c->corr);
         char nbuf[128];
         switch (c->kind) {
         case CR_KERNEL:
@@ -349,7 +431,7 @@ fmlp_status fmlp_cu_prof_stop(fmlp_ctx *ctx, struct fmlp_profiler *prof)
         case CR_MEMCPY:
         case CR_MEMSET:
             r.kind = c->kind == CR_MEMCPY ? FMLP_REC_MEMCPY : FMLP_REC_MEMSET;
-            r.name = c->kind == CR_MEMCPY ? memcpy_name(c->cbid) : "Memset (Device)";
+            r.name = copy_name(c, nbuf, sizeof nbuf);
             r.device = (int)c->device;
             r.lane = c->stream;
             r.bytes = (int64_t)c->bytes;
@@ -357,8 +439,11 @@ fmlp_status fmlp_cu_prof_stop(fmlp_ctx *ctx, struct fmlp_profiler *prof)
         default: {
             r.kind = FMLP_REC_RUNTIME;
             r.name = api_name(c, nbuf, sizeof nbuf);
-            const bool launched = gpu && bsearch(&c->corr, gpu, n_gpu, sizeof *gpu, cmp_u32);
+            const bool launched = gpu && rt && bsearch(&c->corr, gpu, n_gpu, sizeof *gpu, cmp_u32);
             if (!launched && (c->kind == CR_DRIVER || !api_worth_showing(r.name))) continue;
+            /* One call per correlation: a driver call made inside a
+             * runtime call that shares its id is the runtime call's. */
+            if (c->kind == CR_DRIVER && bsearch(&c->corr, rt, n_rt, sizeof *rt, cmp_u32)) continue;
             r.device = -1;
             r.lane = c->tid;
             for (int t = 0; t < G.n_threads; t++)
@@ -369,6 +454,7 @@ fmlp_status fmlp_cu_prof_stop(fmlp_ctx *ctx, struct fmlp_profiler *prof)
         fmlp_prof_record_add(prof, &r);
     }
     free(gpu);
+    free(rt);
     clear_collected();
     pthread_mutex_unlock(&G.lock);
     return FMLP_OK;

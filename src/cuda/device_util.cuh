@@ -33,8 +33,8 @@ __device__ __forceinline__ float fmlp_act_apply(int act, float x)
         return 0.5f * x * (1.0f + tanhf(u));
     }
     case FMLP_ACT_SILU: return x / (1.0f + expf(-x));
-    case FMLP_ACT_RELU: return isnan(x) || x > 0.0f ? x : 0.0f;
-    case FMLP_ACT_RELU2: return isnan(x) || x > 0.0f ? x * x : 0.0f;
+    case FMLP_ACT_RELU: return x < 0.0f ? 0.0f : x;       /* NaN fails the test and stays NaN */
+    case FMLP_ACT_RELU2: return x < 0.0f ? 0.0f : x * x;
     default: return x;
     }
 }

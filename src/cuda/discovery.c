@@ -52,6 +52,7 @@ fmlp_status fmlp_cu_init(fmlp_ctx *ctx, const fmlp_ctx_options *opt)
     fmlp_cu_state *st = calloc(1, sizeof *st);
     if (!st) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of host memory creating the CUDA backend");
     st->device = opt->device_index;
+    fmlp_cu_stream_init(st);
     pthread_mutex_init(&st->lock, NULL);
     pthread_mutex_init(&st->graph_lock, NULL);
     ctx->be_state = st;
@@ -97,6 +98,13 @@ bool fmlp_cu_device_props(fmlp_ctx *ctx, fmlp_device_props *out)
     out->shared_mem_per_mp = p.sharedMemPerMultiprocessor;
     out->shared_mem_per_block_optin = p.sharedMemPerBlockOptin;
     out->num_sms = p.multiProcessorCount;
+    /* CUDA 13 dropped the clocks from cudaDeviceProp; the attributes remain. */
+    if (cudaDeviceGetAttribute(&out->clock_khz, cudaDevAttrClockRate, st->device) != cudaSuccess) out->clock_khz = 0;
+    if (cudaDeviceGetAttribute(&out->mem_clock_khz, cudaDevAttrMemoryClockRate, st->device) != cudaSuccess)
+        out->mem_clock_khz = 0;
+    if (cudaDeviceGetAttribute(&out->mem_bus_bits, cudaDevAttrGlobalMemoryBusWidth, st->device) != cudaSuccess)
+        out->mem_bus_bits = 0;
+    (void)cudaGetLastError();
     return true;
 }
 

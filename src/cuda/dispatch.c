@@ -1,7 +1,7 @@
 /* Why: each planned kernel goes to cuBLASLt (plain GEMMs, as aten::addmm
  * runs them) or to fmlp's own kernels (epilogue GEMMs, pointwise), named
  * before it runs with the name CUPTI will report, and launched on the
- * calling thread's stream, tagged for the profiler. */
+ * calling thread's stream, tagged with its op's External id. */
 #include <stdio.h>
 
 #include "core/error.h"
@@ -46,7 +46,7 @@ void fmlp_cu_name_kernel(fmlp_ctx *ctx, fmlp_dtype dtype, fmlp_kernel *k)
 }
 
 fmlp_status fmlp_cu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k, const void *packed,
-                          const fmlp_tensor *in0, const fmlp_tensor *in1, fmlp_tensor *out, int64_t correlation)
+                          const fmlp_tensor *in0, const fmlp_tensor *in1, fmlp_tensor *out, int64_t external_id)
 {
     fmlp_cu_state *st = fmlp_cu_state_of(ctx);
     fmlp_status s = fmlp_cu_check_device_ptr(st, "input", in0->data, dtype, true);
@@ -60,8 +60,8 @@ fmlp_status fmlp_cu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k, c
                          k->kind == FMLP_KERNEL_GEMM_GLU ? "GEMM_GLU" : "GEMM");
     if (k->m <= 0) return FMLP_OK;
     cudaStream_t stream = fmlp_cu_stream(st);
-    const bool tagged = correlation != 0 && fmlp_cu_prof_active();
-    if (tagged) fmlp_cu_prof_push(correlation);
+    const bool tagged = external_id != 0 && fmlp_cu_prof_active();
+    if (tagged) fmlp_cu_prof_push(external_id);
     cudaError_t e = cudaSuccess;
     if (gemm && uses_lt(st, k)) {
         s = fmlp_cu_lt_gemm(st, stream, dtype, k->m, k->n, k->k, in0->data, in0->ld, p->w, p->b, out->data, out->ld);

@@ -24,16 +24,16 @@ void fmlp_cu_graph_clear(fmlp_cu_state *st)
     pthread_mutex_unlock(&st->lock);
 }
 
-static fmlp_status launch(fmlp_cu_state *st, cudaGraphExec_t exec, int64_t correlation)
+static fmlp_status launch(fmlp_cu_state *st, cudaGraphExec_t exec, int64_t external_id)
 {
-    const bool tagged = correlation != 0 && fmlp_cu_prof_active();
-    if (tagged) fmlp_cu_prof_push(correlation);
-    cudaError_t e = cudaGraphLaunch(exec, st->stream);
+    const bool tagged = external_id != 0 && fmlp_cu_prof_active();
+    if (tagged) fmlp_cu_prof_push(external_id);
+    cudaError_t e = cudaGraphLaunch(exec, fmlp_cu_stream(st));
     if (tagged) fmlp_cu_prof_pop();
     return e == cudaSuccess ? FMLP_OK : fmlp_cu_fail(e, "cudaGraphLaunch");
 }
 
-fmlp_status fmlp_cu_graph_launch(fmlp_ctx *ctx, const void *key, size_t key_bytes, int64_t correlation, bool *hit)
+fmlp_status fmlp_cu_graph_launch(fmlp_ctx *ctx, const void *key, size_t key_bytes, int64_t external_id, bool *hit)
 {
     fmlp_cu_state *st = fmlp_cu_state_of(ctx);
     *hit = false;
@@ -50,7 +50,7 @@ fmlp_status fmlp_cu_graph_launch(fmlp_ctx *ctx, const void *key, size_t key_byte
     }
     fmlp_status s = FMLP_OK;
     if (exec) {
-        s = launch(st, exec, correlation);
+        s = launch(st, exec, external_id);
         *hit = s == FMLP_OK;
     }
     pthread_mutex_unlock(&st->lock);
@@ -62,8 +62,8 @@ fmlp_status fmlp_cu_graph_begin(fmlp_ctx *ctx)
     fmlp_cu_state *st = fmlp_cu_state_of(ctx);
     pthread_mutex_lock(&st->graph_lock);
     cudaSetDevice(st->device);
-    /* the capture must see the context stream's earlier work as done */
-    cudaError_t e = cudaStreamSynchronize(st->stream);
+    /* the capture must see the earlier work of the stream it replays on as done */
+    cudaError_t e = cudaStreamSynchronize(fmlp_cu_stream(st));
     if (e == cudaSuccess) e = cudaStreamBeginCapture(st->capture_stream, cudaStreamCaptureModeRelaxed);
     if (e != cudaSuccess) {
         pthread_mutex_unlock(&st->graph_lock);
@@ -73,7 +73,7 @@ fmlp_status fmlp_cu_graph_begin(fmlp_ctx *ctx)
     return FMLP_OK;
 }
 
-fmlp_status fmlp_cu_graph_end(fmlp_ctx *ctx, const void *key, size_t key_bytes, int64_t correlation)
+fmlp_status fmlp_cu_graph_end(fmlp_ctx *ctx, const void *key, size_t key_bytes, int64_t external_id)
 {
     fmlp_cu_state *st = fmlp_cu_state_of(ctx);
     fmlp_cu_set_capturing(st, false);
@@ -100,14 +100,14 @@ fmlp_status fmlp_cu_graph_end(fmlp_ctx *ctx, const void *key, size_t key_bytes, 
         slot = &st->graphs[0];
         for (int i = 1; i < st->n_graphs; i++)
             if (st->graphs[i].last_use < slot->last_use) slot = &st->graphs[i];
-        cudaStreamSynchronize(st->stream);
+        cudaStreamSynchronize(fmlp_cu_stream(st));
         graph_drop(slot);
     }
     slot->key = kcopy;
     slot->key_bytes = key_bytes;
     slot->exec = exec;
     slot->last_use = ++st->graph_clock;
-    fmlp_status s = launch(st, exec, correlation);
+    fmlp_status s = launch(st, exec, external_id);
     pthread_mutex_unlock(&st->lock);
     return s;
 }

@@ -1,5 +1,6 @@
 /* Why: device memory for tensors and workspace through a caching allocator
- * (steady-state forwards allocate nothing), host<->device copies, and the
+ * (steady-state forwards allocate nothing), pinned host memory for the
+ * tensors that must cross, host<->device copies, and the
  * check that a pointer handed in really is device memory, so a host pointer
  * or a misaligned view is an error message, not a fault. */
 #include <stdlib.h>
@@ -132,6 +133,16 @@ fmlp_status fmlp_cu_check_device_ptr(fmlp_cu_state *st, const char *what, const 
     return FMLP_OK;
 }
 
+/* A copy's runtime call and memcpy carry the External id of the op it runs
+ * in (fmlp::copy_); returns whether one was pushed (pop it after). */
+static bool tag_copy(fmlp_ctx *ctx)
+{
+    struct fmlp_profiler *p = ctx->prof;
+    const int64_t ext = p && fmlp_cu_prof_active() ? fmlp_prof_current_op(p) : 0;
+    if (ext) fmlp_cu_prof_push(ext);
+    return ext != 0;
+}
+
 fmlp_status fmlp_cu_copy(fmlp_ctx *ctx, void *dst, fmlp_device dst_dev, const void *src, fmlp_device src_dev,
                            size_t bytes)
 {
@@ -143,7 +154,9 @@ fmlp_status fmlp_cu_copy(fmlp_ctx *ctx, void *dst, fmlp_device dst_dev, const vo
     if (s != FMLP_OK) return s;
     cudaSetDevice(st->device);
     cudaStream_t stream = fmlp_cu_stream(st);
+    const bool tagged = tag_copy(ctx);
     cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream);
+    if (tagged) fmlp_cu_prof_pop();
     /* From or to pageable memory the call returns once the host side is
      * done with; pinned host memory needs the wait. */
     const void *host = dst_dev != FMLP_DEVICE_CUDA ? dst : src_dev != FMLP_DEVICE_CUDA ? src : NULL;
@@ -170,15 +183,49 @@ fmlp_status fmlp_cu_copy2d(fmlp_ctx *ctx, void *dst, size_t dld, fmlp_device dst
     if (s != FMLP_OK) return s;
     cudaSetDevice(st->device);
     cudaStream_t stream = fmlp_cu_stream(st);
+    const bool tagged = tag_copy(ctx);
     cudaError_t e = cudaMemcpy2DAsync(dst, dld, src, sld, row_bytes, rows, cudaMemcpyDefault, stream);
+    if (tagged) fmlp_cu_prof_pop();
     if (e == cudaSuccess && (dst_dev != FMLP_DEVICE_CUDA || src_dev != FMLP_DEVICE_CUDA)) e = cudaStreamSynchronize(stream);
     return e == cudaSuccess ? FMLP_OK : fmlp_cu_fail(e, "cudaMemcpy2DAsync");
 }
 
+fmlp_status fmlp_cu_host_alloc(fmlp_ctx *ctx, size_t bytes, void **out)
+{
+    fmlp_cu_state *st = fmlp_cu_state_of(ctx);
+    *out = NULL;
+    cudaSetDevice(st->device);
+    cudaError_t e = cudaHostAlloc(out, bytes ? bytes : 1, cudaHostAllocPortable);
+    if (e == cudaSuccess) return FMLP_OK;
+    (void)cudaGetLastError();
+    *out = NULL;
+    if (e == cudaErrorMemoryAllocation)
+        return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY,
+                         "cannot pin %zu bytes of host memory; use fewer rows, or plain host memory (slower copies)", bytes);
+    return fmlp_cu_fail(e, "cudaHostAlloc");
+}
+
+void fmlp_cu_host_free(fmlp_ctx *ctx, void *p)
+{
+    (void)ctx;
+    if (!p) return;
+    struct cudaPointerAttributes a;
+    cudaError_t e = cudaPointerGetAttributes(&a, p);
+    (void)cudaGetLastError();
+    if (e == cudaSuccess && a.type == cudaMemoryTypeHost)
+        cudaFreeHost(p);
+    else
+        free(p);
+}
+
+/* The context's own stream and the one this thread set; nothing runs on a
+ * stream the caller is capturing, so there is nothing to wait for there. */
 fmlp_status fmlp_cu_synchronize(fmlp_ctx *ctx)
 {
     fmlp_cu_state *st = fmlp_cu_state_of(ctx);
     cudaError_t e = cudaStreamSynchronize(st->stream);
+    cudaStream_t mine = fmlp_cu_stream(st);
+    if (e == cudaSuccess && mine != st->stream && !fmlp_cu_caller_capturing(ctx)) e = cudaStreamSynchronize(mine);
     return e == cudaSuccess ? FMLP_OK : fmlp_cu_fail(e, "cudaStreamSynchronize");
 }
 

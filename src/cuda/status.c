@@ -1,10 +1,8 @@
-/* Why: every file of the CUDA backend turns failed CUDA calls into statuses
- * and sends work to the calling thread's stream; this leaf is where both
- * live, so those files depend on it and never on one another. */
+/* Why: every file of the CUDA backend turns failed CUDA calls into statuses;
+ * this leaf (with stream.c, which picks the stream work goes to) is what
+ * those files depend on, so they never depend on one another. */
 #include "core/error.h"
 #include "cuda/cuda_internal.h"
-
-static _Thread_local fmlp_cu_state *tl_capturing;
 
 fmlp_status fmlp_cu_fail(cudaError_t e, const char *what)
 {
@@ -15,7 +13,3 @@ fmlp_status fmlp_cu_fail(cudaError_t e, const char *what)
         return fmlp_fail(FMLP_ERR_NO_DEVICE, "%s: no CUDA device (%s)", what, cudaGetErrorString(e));
     return fmlp_fail(FMLP_ERR_DEVICE, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
 }
-
-cudaStream_t fmlp_cu_stream(fmlp_cu_state *st) { return tl_capturing == st ? st->capture_stream : st->stream; }
-
-void fmlp_cu_set_capturing(fmlp_cu_state *st, bool on) { tl_capturing = on ? st : NULL; }

@@ -5,7 +5,9 @@
  * context, once, and caches the numbers as JSON (FMLP_CEILINGS_FILE, or
  * ~/.cache/fmlp/ceilings.json). A context reads that file at its first ask
  * and holds the answer, so a profiler closing window after window reads
- * no file. It sits below the profiler as a client of the public API. */
+ * no file. A GPU that was never measured still has its datasheet peaks,
+ * computed from the device's properties. It sits below the profiler as a
+ * client of the public API (and of the backend's device description). */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -20,6 +22,7 @@
 #include "core/internal.h"
 #include "core/json.h"
 #include "fmlp.h"
+#include "machine/ceilings.h"
 
 enum { GEMM_DIM = 2048, GEMM_ROWS = 1024, GPU_DIM = 8192, GPU_ROWS = 8192 };
 #define MEMCPY_BYTES ((size_t)256 << 20)
@@ -290,6 +293,52 @@ fmlp_status fmlp_ceilings_measure(fmlp_ctx *ctx, fmlp_ceilings *out)
     return s;
 }
 
+/* Dense bf16 (f16 before Ampere) tensor FLOP per clock per SM, FP32
+ * accumulate: each row is its whitepaper's dense peak over SMs x boost clock.
+ *   sm_70 Volta whitepaper, V100 SXM2: 125 TFLOPS f16, 80 SMs, 1530 MHz
+ *   sm_75 Turing whitepaper, Tesla T4: 65 TFLOPS f16, 40 SMs, 1590 MHz
+ *   sm_80 A100 whitepaper: 312 TFLOPS bf16, 108 SMs, 1410 MHz
+ *   sm_86 GA102 whitepaper, A40: 149.7 TFLOPS bf16, 84 SMs, 1740 MHz
+ *   sm_89 Ada whitepaper, RTX 6000 Ada: 364.2 TFLOPS bf16, 142 SMs, 2505 MHz
+ *   sm_90 H100 whitepaper, H100 SXM5: 989.4 TFLOPS bf16, 132 SMs, 1830 MHz
+ * GeForce parts of sm_86/sm_89 run FP32-accumulate MMA at half these rates. */
+static const struct {
+    int major, minor, flop_per_clock;
+} k_tensor_rates[] = {
+    {7, 0, 1024}, {7, 5, 1024}, {8, 0, 2048}, {8, 6, 1024}, {8, 9, 1024}, {9, 0, 4096},
+};
+
+int fmlp_tensor_flop_per_clock(int major, int minor)
+{
+    for (size_t i = 0; i < sizeof k_tensor_rates / sizeof *k_tensor_rates; i++)
+        if (k_tensor_rates[i].major == major && k_tensor_rates[i].minor == minor) return k_tensor_rates[i].flop_per_clock;
+    return 0;
+}
+
+bool fmlp_ceilings_from_props(const fmlp_device_props *d, double *tflops_bf16, double *mem_gbps)
+{
+    const double per_clock = fmlp_tensor_flop_per_clock(d->compute_major, d->compute_minor);
+    *tflops_bf16 = (double)d->num_sms * d->clock_khz * 1e3 * per_clock * 1e-12;
+    *mem_gbps = 2.0 * d->mem_clock_khz * 1e3 * (d->mem_bus_bits / 8.0) * 1e-9;
+    if (*tflops_bf16 < 0) *tflops_bf16 = 0;
+    if (*mem_gbps < 0) *mem_gbps = 0;
+    return *tflops_bf16 > 0 || *mem_gbps > 0;
+}
+
+/* GPU figures nobody measured: the device's peaks. */
+static void fill_from_device(fmlp_ctx *ctx, fmlp_ceilings *c)
+{
+    fmlp_device_props d;
+    if (fmlp_ctx_device(ctx) == FMLP_DEVICE_CPU || !ctx->be->device_props) return;
+    if (c->gpu_gemm_tflops_bf16 > 0 && c->gpu_mem_gbps > 0) return;
+    double tflops, gbps;
+    if (!ctx->be->device_props(ctx, &d) || !fmlp_ceilings_from_props(&d, &tflops, &gbps)) return;
+    c->gpu_gemm_tflops_bf16 = tflops;
+    c->gpu_mem_gbps = gbps;
+    c->gpu_launch_us = 0;
+    c->gpu_from_device = true;
+}
+
 fmlp_status fmlp_ceilings_get(fmlp_ctx *ctx, bool measure_if_missing, fmlp_ceilings *out)
 {
     if (!ctx || !out) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_ceilings_get: ctx and out must not be NULL");
@@ -307,6 +356,7 @@ fmlp_status fmlp_ceilings_get(fmlp_ctx *ctx, bool measure_if_missing, fmlp_ceili
             return s;
         }
         if (!found) memset(&ctx->ceilings, 0, sizeof ctx->ceilings);
+        fill_from_device(ctx, &ctx->ceilings);
         ctx->ceilings_loaded = true;
     }
     *out = ctx->ceilings;

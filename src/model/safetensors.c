@@ -558,13 +558,18 @@ const char *fmlp_st_path(const fmlp_st_file *f) { return f ? f->path : ""; }
 
 bool fmlp_st_has(const fmlp_st_file *f, const char *name) { return f && name && lookup(f, name); }
 
-fmlp_status fmlp_st_shape(const fmlp_st_file *f, const char *name, int *rank, int64_t shape[FMLP_ST_MAX_RANK])
+fmlp_status fmlp_st_shape(const fmlp_st_file *f, const char *name, int *rank, int64_t *shape, int cap)
 {
+    if (!rank || (!shape && cap > 0))
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_st_shape: rank and shape must not be NULL");
     const st_entry *e = f && name ? lookup(f, name) : NULL;
     if (!e)
         return st_fail(FMLP_ERR_INVALID_ARGUMENT, fmlp_st_path(f), name ? name : "(null)", NULL, "no such tensor");
+    if (cap < e->rank)
+        return st_fail(FMLP_ERR_SHAPE, f->path, name, "pass room for FMLP_ST_MAX_RANK dims",
+                       "has %d dimensions but shape has room for %d", e->rank, cap);
     *rank = e->rank;
-    memcpy(shape, f->dims + e->dim0, (size_t)e->rank * sizeof(int64_t));
+    if (e->rank) memcpy(shape, f->dims + e->dim0, (size_t)e->rank * sizeof(int64_t));
     return FMLP_OK;
 }
 

@@ -8,8 +8,8 @@
 /* The reference implementation refuses headers above 100 MB; so do we, so a
  * corrupt length cannot make us parse gigabytes. */
 #define FMLP_ST_MAX_HEADER ((uint64_t)100000000)
-/* Ranks above this are refused at open (no model tensor comes close). */
-#define FMLP_ST_MAX_RANK 16
+/* Ranks above FMLP_ST_MAX_RANK (fmlp.h) are refused at open (no model
+ * tensor comes close). */
 
 /* The tag a file stores for `d`: "F32", "BF16", "F16". */
 const char *fmlp_st_dtype_tag(fmlp_dtype d);
@@ -18,9 +18,6 @@ const char *fmlp_st_dtype_tag(fmlp_dtype d);
 const char *fmlp_st_path(const fmlp_st_file *f);
 /* Whether `name` exists (any dtype); sets no error. */
 bool fmlp_st_has(const fmlp_st_file *f, const char *name);
-/* The full shape of a tensor of any dtype; FMLP_ERR_INVALID_ARGUMENT when
- * absent. Writes `rank` dims (at most FMLP_ST_MAX_RANK) to `shape`. */
-fmlp_status fmlp_st_shape(const fmlp_st_file *f, const char *name, int *rank, int64_t shape[FMLP_ST_MAX_RANK]);
 /* "[768, 3072]" into buf. */
 void fmlp_st_format_shape(int rank, const int64_t *shape, char *buf, size_t cap);
 

@@ -91,7 +91,7 @@ static fmlp_status check_tensor(const fmlp_st_file *f, const char *full, const c
 {
     int rank;
     int64_t shape[FMLP_ST_MAX_RANK];
-    fmlp_status st = fmlp_st_shape(f, full, &rank, shape);
+    fmlp_status st = fmlp_st_shape(f, full, &rank, shape, FMLP_ST_MAX_RANK);
     if (st != FMLP_OK) return st;
     bool bias = ends_with(local, ".bias");
     int64_t want[2] = {rows, cols};
@@ -233,7 +233,7 @@ static fmlp_status matrix(const fmlp_st_file *f, const char *full, int64_t *rows
 {
     int rank;
     int64_t shape[FMLP_ST_MAX_RANK];
-    fmlp_status st = fmlp_st_shape(f, full, &rank, shape);
+    fmlp_status st = fmlp_st_shape(f, full, &rank, shape, FMLP_ST_MAX_RANK);
     if (st != FMLP_OK) return st;
     if (rank != 2) {
         char s[160];

@@ -64,7 +64,7 @@ static int64_t outer_begin(struct fmlp_profiler *prof, const fmlp_mlp *m, const 
 
 /* Runs the plan's kernels in order; `prof` NULL records nothing (also
  * while a CUDA graph captures, when kernels are recorded, not run). */
-static fmlp_status run_kernels(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *bufs, struct fmlp_profiler *prof)
+fmlp_status fmlp_exec_run_kernels(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *bufs, struct fmlp_profiler *prof)
 {
     fmlp_ctx *ctx = m->ctx;
     fmlp_dtype dt = m->desc.dtype;
@@ -79,7 +79,7 @@ static fmlp_status run_kernels(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *buf
             char shapes[96];
             shapes_of(k, shapes, sizeof shapes);
             int64_t id = fmlp_prof_op_begin(prof, k->parent, shapes, k->flops, k->bytes);
-            s = ctx->be->run(ctx, dt, k, packed, &bufs[k->in0], in1, &bufs[k->out], fmlp_prof_correlation(prof));
+            s = ctx->be->run(ctx, dt, k, packed, &bufs[k->in0], in1, &bufs[k->out], id);
             fmlp_prof_op_end(prof, id);
         } else {
             s = ctx->be->run(ctx, dt, k, packed, &bufs[k->in0], in1, &bufs[k->out], 0);
@@ -97,8 +97,9 @@ typedef struct {
     int64_t ld[FMLP_BUF_COUNT];
 } graph_key;
 
-/* Replays the graph cached for this forward, or captures one and launches it. */
-static fmlp_status run_graph(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *bufs, int64_t correlation)
+/* Replays the graph cached for this forward, or captures one and launches
+ * it, under the op `external_id`. */
+static fmlp_status run_graph(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *bufs, int64_t external_id)
 {
     fmlp_ctx *ctx = m->ctx;
     graph_key key;
@@ -111,25 +112,27 @@ static fmlp_status run_graph(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *bufs,
         key.ld[b] = bufs[b].ld;
     }
     bool hit = false;
-    fmlp_status s = ctx->be->graph_launch(ctx, &key, sizeof key, correlation, &hit);
+    fmlp_status s = ctx->be->graph_launch(ctx, &key, sizeof key, external_id, &hit);
     if (s != FMLP_OK || hit) return s;
     s = ctx->be->graph_begin(ctx);
     if (s != FMLP_OK) return s;
-    s = run_kernels(m, p, bufs, NULL);
-    fmlp_status e = ctx->be->graph_end(ctx, s == FMLP_OK ? &key : NULL, sizeof key, correlation);
+    s = fmlp_exec_run_kernels(m, p, bufs, NULL);
+    fmlp_status e = ctx->be->graph_end(ctx, s == FMLP_OK ? &key : NULL, sizeof key, external_id);
     return s != FMLP_OK ? s : e;
 }
 
 static fmlp_status run_plan(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *bufs)
 {
     struct fmlp_profiler *prof = m->ctx->prof;
-    bool graph = m->graph && m->ctx->be->graph_launch;
+    const fmlp_backend *be = m->ctx->be;
+    /* Inside the caller's own capture, the kernels go into its graph. */
+    bool graph = m->graph && be->graph_launch && !(be->caller_capturing && be->caller_capturing(m->ctx));
     int64_t outer = prof ? outer_begin(prof, m, p, bufs[FMLP_BUF_X].rows) : 0;
     fmlp_status s;
     if (graph)
-        s = run_graph(m, p, bufs, prof ? fmlp_prof_correlation(prof) : 0);
+        s = run_graph(m, p, bufs, outer);
     else
-        s = run_kernels(m, p, bufs, prof);
+        s = fmlp_exec_run_kernels(m, p, bufs, prof);
     if (prof) fmlp_prof_op_end(prof, outer);
     return s;
 }
@@ -151,6 +154,7 @@ fmlp_status fmlp_mlp_forward(fmlp_mlp *m, fmlp_mode mode, const fmlp_tensor *x, 
         return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "a CPU context needs host tensors; x or y is marked as device memory");
     s = fmlp_mlp_ensure_packed(m);
     if (s != FMLP_OK) return s;
+    if (mode == FMLP_MODE_AUTO) mode = fmlp_auto_resolve(m, x->rows);
     const fmlp_plan *p;
     s = fmlp_plan_get(m, mode, x->rows, &p);
     if (s != FMLP_OK) return s;
@@ -164,6 +168,11 @@ fmlp_status fmlp_mlp_forward(fmlp_mlp *m, fmlp_mode mode, const fmlp_tensor *x, 
     }
     bool stage_x = ctx->device != FMLP_DEVICE_CPU && x->device == FMLP_DEVICE_CPU;
     bool stage_y = ctx->device != FMLP_DEVICE_CPU && y->device == FMLP_DEVICE_CPU;
+    if ((stage_x || stage_y) && ctx->be->caller_capturing && ctx->be->caller_capturing(ctx)) {
+        fmlp_plan_release(m, p);
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "host tensors need a synchronizing copy, which a stream being "
+                         "captured into a CUDA graph cannot run; pass device tensors while capturing");
+    }
     size_t off_x = total;
     if (stage_x) total += ((size_t)(rows * d->dim) * es + 63) & ~(size_t)63;
     size_t off_y = total;

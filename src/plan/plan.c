@@ -147,6 +147,8 @@ static void count_work(const fmlp_mlp *m, fmlp_kernel *k)
 fmlp_mode fmlp_plan_auto(const fmlp_mlp *m, int64_t rows, char *why, size_t why_len)
 {
     const fmlp_backend *be = m->ctx->be;
+    fmlp_mode measured;
+    if (fmlp_auto_lookup(m, rows, &measured, why, why_len)) return measured;
     if (be->auto_mode) {
         fmlp_mode mode = be->auto_mode(m->ctx, m->desc.block, m->desc.dtype, rows, why, why_len);
         if (mode != FMLP_MODE_AUTO) return mode;

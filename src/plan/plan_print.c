@@ -12,7 +12,8 @@ void fmlp_plan_print(const fmlp_plan_info *p, FILE *f)
     fprintf(f, " (%s, %s, %lld rows%s): %d kernel%s\n", fmlp_dtype_name(p->dtype), fmlp_device_name(p->device),
             (long long)p->rows, p->graph ? ", CUDA graph" : "", p->n_kernels, p->n_kernels == 1 ? "" : "s");
     if (p->why[0]) fprintf(f, "  why: %s\n", p->why);
-    fprintf(f, "  %2s  %-40s %-12s %-22s %10s %10s\n", "#", "kernel", "op", "m x n x k", "GFLOP", "min MB");
+    fprintf(f, "  %2s  %-40s %-12s %-22s %12s %12s\n", "#", "kernel", "op", "m x n x k", "work", "min bytes");
+    char fl[32], by[32];
     for (int i = 0; i < p->n_kernels; i++) {
         const fmlp_kernel_info *k = &p->kernels[i];
         char shape[48];
@@ -20,8 +21,9 @@ void fmlp_plan_print(const fmlp_plan_info *p, FILE *f)
             snprintf(shape, sizeof shape, "%lld x %lld x %lld", (long long)k->m, (long long)k->n, (long long)k->k);
         else
             snprintf(shape, sizeof shape, "%lld x %lld", (long long)k->m, (long long)k->n);
-        fprintf(f, "  %2d  %-40s %-12s %-22s %10.3f %10.2f\n", i + 1, k->name, k->op, shape, (double)k->flops * 1e-9,
-                (double)k->bytes / 1e6);
+        fprintf(f, "  %2d  %-40s %-12s %-22s %12s %12s\n", i + 1, k->name, k->op, shape,
+                fmlp_si_format((double)k->flops, "FLOP", fl, sizeof fl), fmlp_si_format((double)k->bytes, "B", by, sizeof by));
     }
-    fprintf(f, "  total: %.3f GFLOP, %.2f MB moved at least\n", (double)p->flops * 1e-9, (double)p->bytes / 1e6);
+    fprintf(f, "  total: %s, %s moved at least\n", fmlp_si_format((double)p->flops, "FLOP", fl, sizeof fl),
+            fmlp_si_format((double)p->bytes, "B", by, sizeof by));
 }

@@ -1,7 +1,9 @@
 /* Why: see analysis.h. One definition covers CPU and GPU runs and read
- * traces alike: "kernel" time is the union of work on any lane; "dispatch
- * overhead" is time spent inside ops while no kernel runs (for a GPU, the
- * device waiting on launches); "idle" is the rest of the step's wall time. */
+ * traces alike: "kernel" time is the union of kernels on any lane; "copy"
+ * time is what GPU copies and memsets (and the runtime calls that issue
+ * them) add on top; "dispatch overhead" is the rest of the time inside ops
+ * and runtime calls (for a GPU, the device waiting on launches); "idle" is
+ * the rest of the step's wall time. The verdict itself is verdict.c's. */
 #include "profiler/analysis.h"
 
 #include <stdlib.h>
@@ -18,53 +20,9 @@ const char *pe_bound_name(fmlp_bound b)
     case FMLP_BOUND_OVERHEAD: return "overhead-bound";
     case FMLP_BOUND_MEMORY: return "memory-bound";
     case FMLP_BOUND_COMPUTE: return "compute-bound";
+    case FMLP_BOUND_COPY: return "copy-bound";
     }
     return "?";
-}
-
-/* Without measured ceilings, the FLOP/byte at which a CPU GEMM turns from
- * memory- to compute-bound is assumed to be about this. */
-#define RIDGE_GUESS 10.0
-
-static void verdict(const pe_set *s, bool device, bool bf16, pe_step_stat *st)
-{
-    double busy = st->wall_us > 0 ? st->kernel_us / st->wall_us : 0;
-    if (st->kernels + st->copies == 0 || busy < 0.5) {
-        st->bound = FMLP_BOUND_OVERHEAD;
-        snprintf(st->reason, sizeof st->reason,
-                 "kernels busy %.0f%% of %.1f us; %.1f us dispatch overhead (%.1f us per kernel over %d) and %.1f "
-                 "us idle",
-                 busy * 100, st->wall_us, st->overhead_us, st->kernels ? st->overhead_us / st->kernels : 0,
-                 st->kernels, st->idle_us);
-        return;
-    }
-    if (st->flops <= 0 && st->bytes <= 0) {
-        st->bound = FMLP_BOUND_COMPUTE;
-        snprintf(st->reason, sizeof st->reason,
-                 "kernels busy %.0f%% of %.1f us, so the work itself is the cost; the trace has no FLOP or byte "
-                 "counts (profile with record_shapes or with_flops) to tell compute from memory",
-                 busy * 100, st->wall_us);
-        return;
-    }
-    double kern_ns = st->kernel_us * 1e3;
-    double gflops = st->flops / kern_ns, gbps = st->bytes / kern_ns;
-    double peak = device ? s->ceil.gpu_gemm_tflops_bf16 * 1e3 : bf16 ? s->ceil.gemm_gflops_bf16 : s->ceil.gemm_gflops_f32;
-    double bw = device ? s->ceil.gpu_mem_gbps : s->ceil.mem_gbps;
-    if (s->ceil.have && peak > 0 && bw > 0) {
-        double fc = gflops / peak, fm = gbps / bw;
-        st->bound = fm > fc ? FMLP_BOUND_MEMORY : FMLP_BOUND_COMPUTE;
-        snprintf(st->reason, sizeof st->reason,
-                 "kernels busy %.0f%%; %.1f GFLOP/s = %.0f%% of the %.0f GFLOP/s %s GEMM peak, %.1f GB/s = %.0f%% of "
-                 "%.0f GB/s memory bandwidth",
-                 busy * 100, gflops, fc * 100, peak, bf16 ? "bf16" : "f32", gbps, fm * 100, bw);
-        return;
-    }
-    double ai = st->bytes > 0 ? st->flops / st->bytes : 0;
-    st->bound = ai >= RIDGE_GUESS ? FMLP_BOUND_COMPUTE : FMLP_BOUND_MEMORY;
-    snprintf(st->reason, sizeof st->reason,
-             "kernels busy %.0f%%; %.1f GFLOP/s, %.1f GB/s, %.1f FLOP/byte against an assumed ridge of %.0f "
-             "(ceilings not measured: run `fmlp info --ceilings`)",
-             busy * 100, gflops, gbps, ai, RIDGE_GUESS);
 }
 
 /* Calls by start, ties in call order. */
@@ -110,27 +68,33 @@ static bool collect_steps(const pe_calls *cs, pe_analysis *a)
     return true;
 }
 
-/* What a step's numbers are made of, each list in start order: the work
- * units, and everything that keeps the CPU or device busy (work, ops and
- * runtime calls). A step's calls are those starting inside it, so they lie
- * together in both lists. */
+/* What a step's numbers are made of, each list in start order: the
+ * kernels (work units other than copies and memsets); what keeps the
+ * device busy (all work, and the runtime calls that issue copies: a
+ * pageable host copy holds its call for the whole transfer); everything
+ * busy (work, ops and runtime calls). A step's calls are those starting
+ * inside it, so they lie together in every list. */
 typedef struct {
-    uint32_t *work, *busy;
-    size_t n_work, n_busy;
+    uint32_t *kern, *dev, *busy;
+    size_t n_kern, n_dev, n_busy;
 } step_lists;
 
-static bool make_lists(const pe_calls *cs, const bool *is_work, step_lists *l)
+static bool make_lists(const pe_calls *cs, const bool *is_work, const bool *issues_copy, step_lists *l)
 {
     memset(l, 0, sizeof *l);
-    l->work = fmlp_malloc((cs->n + 1) * sizeof *l->work);
+    l->kern = fmlp_malloc((cs->n + 1) * sizeof *l->kern);
+    l->dev = fmlp_malloc((cs->n + 1) * sizeof *l->dev);
     l->busy = fmlp_malloc((cs->n + 1) * sizeof *l->busy);
-    if (!l->work || !l->busy) return false;
+    if (!l->kern || !l->dev || !l->busy) return false;
     for (size_t i = 0; i < cs->n; i++) {
         pe_kind k = (pe_kind)pe_call_event(cs, i)->kind;
-        if (is_work[i]) l->work[l->n_work++] = (uint32_t)i;
-        if (is_work[i] || k == PE_CPU_OP || k == PE_RUNTIME) l->busy[l->n_busy++] = (uint32_t)i;
+        bool copy = k == PE_MEMCPY || k == PE_MEMSET, op = k == PE_CPU_OP || k == PE_RUNTIME;
+        if (is_work[i] && !copy) l->kern[l->n_kern++] = (uint32_t)i;
+        if (is_work[i] || (op && issues_copy[i])) l->dev[l->n_dev++] = (uint32_t)i;
+        if (is_work[i] || op) l->busy[l->n_busy++] = (uint32_t)i;
     }
-    return idx_sort(l->work, l->n_work, by_call_start, cs) && idx_sort(l->busy, l->n_busy, by_call_start, cs);
+    return idx_sort(l->kern, l->n_kern, by_call_start, cs) && idx_sort(l->dev, l->n_dev, by_call_start, cs) &&
+           idx_sort(l->busy, l->n_busy, by_call_start, cs);
 }
 
 /* First position in v (by start) whose call starts at or after t. */
@@ -172,30 +136,51 @@ static int64_t union_in_step(const pe_calls *cs, const uint32_t *v, size_t n, si
     return total;
 }
 
-static void step_numbers(const pe_calls *cs, const step_lists *l, pe_step_stat *st)
+static void step_numbers(const pe_calls *cs, const bool *is_work, const step_lists *l, pe_step_stat *st)
 {
-    size_t w0 = lower_bound(cs, l->work, l->n_work, st->t0), w1;
+    size_t k0 = lower_bound(cs, l->kern, l->n_kern, st->t0), k1;
+    size_t d0 = lower_bound(cs, l->dev, l->n_dev, st->t0), d1;
     size_t b0 = lower_bound(cs, l->busy, l->n_busy, st->t0), b1;
-    int64_t kernel_ns = union_in_step(cs, l->work, l->n_work, w0, st, &w1);
+    int64_t kernel_ns = union_in_step(cs, l->kern, l->n_kern, k0, st, &k1);
+    int64_t dev_ns = union_in_step(cs, l->dev, l->n_dev, d0, st, &d1);
     int64_t busy_ns = union_in_step(cs, l->busy, l->n_busy, b0, st, &b1);
     int64_t flops = 0, bytes = 0;
-    for (size_t k = w0; k < w1; k++) {
-        pe_call_view c = pe_call_get(cs, l->work[k]);
+    for (size_t k = d0; k < d1; k++) {
+        if (!is_work[l->dev[k]]) continue;
+        pe_call_view c = pe_call_get(cs, l->dev[k]);
+        /* A call is one activity: a CPU region's lanes are one call. */
+        if (c.kind == PE_MEMCPY || c.kind == PE_MEMSET) {
+            st->copies++;
+            pe_note_copy(st, c.name, (double)c.bytes);
+            continue;
+        }
         flops = pe_add_sat(flops, c.flops);
         bytes = pe_add_sat(bytes, c.bytes);
-        /* A call is one launch: a CPU region's lanes are one call. */
-        if (c.kind == PE_MEMCPY || c.kind == PE_MEMSET)
-            st->copies++;
-        else
-            st->kernels++;
+        st->kernels++;
     }
     st->flops = (double)flops;
     st->bytes = (double)bytes;
     st->wall_us = (double)(st->t1 - st->t0) / 1e3;
     st->kernel_us = (double)kernel_ns / 1e3;
+    double dev_us = (double)dev_ns / 1e3;
     double busy_us = (double)busy_ns / 1e3;
-    st->overhead_us = busy_us - st->kernel_us;
+    st->copy_us = dev_us - st->kernel_us;
+    st->overhead_us = busy_us - dev_us;
     st->idle_us = st->wall_us - busy_us;
+}
+
+/* issues[i]: call i is the runtime call that started a copy or memset. */
+static bool copy_issuers(const pe_calls *cs, bool **issues)
+{
+    bool *v = fmlp_calloc(cs->n + 1, sizeof *v);
+    if (!v) return false;
+    for (size_t i = 0; i < cs->n; i++) {
+        pe_kind k = (pe_kind)pe_call_event(cs, i)->kind;
+        int32_t by = cs->c[i].launcher;
+        if ((k == PE_MEMCPY || k == PE_MEMSET) && by >= 0 && pe_call_event(cs, (size_t)by)->kind == PE_RUNTIME) v[by] = true;
+    }
+    *issues = v;
+    return true;
 }
 
 static int by_total_time(const void *x, const void *y)
@@ -270,52 +255,101 @@ static bool any_bf16(const pe_analysis *a)
     return false;
 }
 
+static void add_step(pe_step_stat *tot, const pe_step_stat *st)
+{
+    tot->wall_us += st->wall_us;
+    tot->kernel_us += st->kernel_us;
+    tot->copy_us += st->copy_us;
+    tot->overhead_us += st->overhead_us;
+    tot->idle_us += st->idle_us;
+    tot->kernels += st->kernels;
+    tot->copies += st->copies;
+    tot->flops += st->flops;
+    tot->bytes += st->bytes;
+    tot->copy_bytes += st->copy_bytes;
+    tot->host_bytes += st->host_bytes;
+    tot->pageable |= st->pageable;
+    tot->pinned |= st->pinned;
+}
+
+static void average_steps(pe_step_stat *tot, int n)
+{
+    tot->wall_us /= n, tot->kernel_us /= n, tot->copy_us /= n, tot->overhead_us /= n, tot->idle_us /= n;
+    tot->flops /= n, tot->bytes /= n, tot->copy_bytes /= n, tot->host_bytes /= n;
+    tot->kernels = (tot->kernels + n / 2) / n;
+    tot->copies = (tot->copies + n / 2) / n;
+}
+
+/* Steps by wall time, ties in start order. */
+static int by_wall(const void *x, const void *y)
+{
+    const pe_step_stat *p = *(const pe_step_stat *const *)x, *q = *(const pe_step_stat *const *)y;
+    if (p->wall_us != q->wall_us) return p->wall_us < q->wall_us ? -1 : 1;
+    return p < q ? -1 : p > q;
+}
+
+/* The window's summary speaks for its typical step: with three steps or
+ * more, the one of median wall time (a step that paid a first-call cost,
+ * such as the GPU activity collector's milliseconds in the first recorded
+ * step, stands apart in the per-step table instead); with fewer, their
+ * average. false when out of memory. */
+static bool typical_step(const pe_analysis *a, pe_step_stat *tot)
+{
+    if (a->n_steps < 3) {
+        for (int i = 0; i < a->n_steps; i++) add_step(tot, &a->steps[i]);
+        average_steps(tot, a->n_steps);
+        return true;
+    }
+    const pe_step_stat **by = fmlp_malloc((size_t)a->n_steps * sizeof *by);
+    if (!by) return false;
+    for (int i = 0; i < a->n_steps; i++) by[i] = &a->steps[i];
+    qsort(by, (size_t)a->n_steps, sizeof *by, by_wall);
+    add_step(tot, by[(a->n_steps - 1) / 2]);
+    free(by);
+    return true;
+}
+
 bool pe_analyze(const pe_set *s, const pe_calls *cs, pe_analysis *a)
 {
     memset(a, 0, sizeof *a);
     if (cs->n == 0) return false;
-    bool *is_work = NULL;
+    bool *is_work = NULL, *issues_copy = NULL;
     int *below = NULL;
     step_lists lists = {0};
-    bool ok = pe_calls_work(cs, &is_work, &below) && collect_steps(cs, a) && kernel_stats(cs, is_work, below, a) &&
-              make_lists(cs, is_work, &lists);
+    bool ok = pe_calls_work(cs, &is_work, &below) && copy_issuers(cs, &issues_copy) && collect_steps(cs, a) &&
+              kernel_stats(cs, is_work, below, a) && make_lists(cs, is_work, issues_copy, &lists);
+    pe_step_stat tot = {.name = "all"};
+    bool bf16 = false;
     if (ok) {
         a->ops_as_kernels = !cs->has_kernels;
-        bool bf16 = any_bf16(a);
-        pe_step_stat tot = {.name = "all"};
+        bf16 = any_bf16(a);
         for (int i = 0; i < a->n_steps; i++) {
             pe_step_stat *st = &a->steps[i];
-            step_numbers(cs, &lists, st);
-            verdict(s, a->device, bf16, st);
-            tot.wall_us += st->wall_us;
-            tot.kernel_us += st->kernel_us;
-            tot.overhead_us += st->overhead_us;
-            tot.idle_us += st->idle_us;
-            tot.kernels += st->kernels;
-            tot.copies += st->copies;
-            tot.flops += st->flops;
-            tot.bytes += st->bytes;
+            step_numbers(cs, is_work, &lists, st);
+            pe_verdict(s, a->device, bf16, st);
         }
-        int n = a->n_steps;
-        tot.wall_us /= n, tot.kernel_us /= n, tot.overhead_us /= n, tot.idle_us /= n;
-        tot.flops /= n, tot.bytes /= n;
-        tot.kernels = (tot.kernels + n / 2) / n;
-        tot.copies = (tot.copies + n / 2) / n;
-        verdict(s, a->device, bf16, &tot);
+        ok = typical_step(a, &tot);
+    }
+    if (ok) {
+        pe_verdict(s, a->device, bf16, &tot);
         fmlp_profile_summary *sum = &a->sum;
-        sum->steps = n;
+        sum->steps = a->n_steps;
         sum->wall_us = tot.wall_us;
         sum->kernel_us = tot.kernel_us;
         sum->overhead_us = tot.overhead_us;
         sum->idle_us = tot.idle_us;
+        sum->copy_us = tot.copy_us;
+        sum->copy_bytes = tot.copy_bytes;
         sum->kernels_per_step = tot.kernels;
         sum->copies_per_step = tot.copies;
         sum->bound = tot.bound;
         snprintf(sum->reason, sizeof sum->reason, "%s", tot.reason);
     }
     free(is_work);
+    free(issues_copy);
     free(below);
-    free(lists.work);
+    free(lists.kern);
+    free(lists.dev);
     free(lists.busy);
     if (!ok) pe_analysis_free(a);
     return ok;
@@ -333,50 +367,86 @@ static double pct(double part, double whole)
     return whole > 0 ? part * 100.0 / whole : 0;
 }
 
-void pe_analysis_print(const pe_analysis *a, const pe_set *s, FILE *f)
+static void print_steps(const pe_analysis *a, FILE *f)
 {
     const char *unit = a->ops_as_kernels ? "compute ops (CPU-only trace: leaf ops stand in for kernels)" : "kernels";
     fprintf(f, "Where the time went, per step (%s):\n", unit);
-    fprintf(f, "%16s  %12s  %19s  %19s  %19s  %7s  %s\n", "Step", "Wall", "Kernels", "Dispatch overhead", "Idle",
-            "Kernels", "Verdict");
+    fprintf(f, "%16s  %12s  %19s  ", "Step", "Wall", "Kernels");
+    if (a->device) fprintf(f, "%19s  ", "Copies");
+    fprintf(f, "%19s  %19s  %7s  %s\n", "Dispatch overhead", "Idle", "Kernels", "Verdict");
     for (int i = 0; i < a->n_steps; i++) {
         const pe_step_stat *st = &a->steps[i];
-        fprintf(f, "%16s  %10.1fus  %10.1fus %6.1f%%  %10.1fus %6.1f%%  %10.1fus %6.1f%%  %7d  %s\n", st->name,
-                st->wall_us, st->kernel_us, pct(st->kernel_us, st->wall_us), st->overhead_us,
-                pct(st->overhead_us, st->wall_us), st->idle_us, pct(st->idle_us, st->wall_us), st->kernels,
-                pe_bound_name(st->bound));
+        fprintf(f, "%16s  %10.1fus  %10.1fus %6.1f%%  ", st->name, st->wall_us, st->kernel_us,
+                pct(st->kernel_us, st->wall_us));
+        if (a->device) fprintf(f, "%10.1fus %6.1f%%  ", st->copy_us, pct(st->copy_us, st->wall_us));
+        fprintf(f, "%10.1fus %6.1f%%  %10.1fus %6.1f%%  %7d  %s\n", st->overhead_us, pct(st->overhead_us, st->wall_us),
+                st->idle_us, pct(st->idle_us, st->wall_us), st->kernels, pe_bound_name(st->bound));
     }
+}
+
+/* The kernel's peak and bandwidth, 0 when unknown. */
+static void kernel_ceilings(const pe_set *s, const pe_kernel_stat *k, double *peak, double *bw)
+{
+    bool half = strstr(k->name, "bf16") || strstr(k->name, "f16");
+    *peak = k->device ? s->ceil.gpu_gemm_tflops_bf16 * 1e12 : (half ? s->ceil.gemm_gflops_bf16 : s->ceil.gemm_gflops_f32) * 1e9;
+    *bw = (k->device ? s->ceil.gpu_mem_gbps : s->ceil.mem_gbps) * 1e9;
+}
+
+static void print_kernels(const pe_analysis *a, const pe_set *s, FILE *f)
+{
     fprintf(f, "\nPer kernel (averaged over launches):\n");
-    fprintf(f, "%48s  %7s  %12s  %12s  %10s  %10s  %10s", "Name", "Calls", "Duration", "Dispatch", "Disp/Dur",
-            "GFLOP/s", "GB/s");
+    fprintf(f, "%48s  %7s  %12s  %12s  %10s  %14s  %14s", "Name", "Calls", "Duration", "Dispatch", "Disp/Dur",
+            "FLOP/s", "Bytes/s");
     if (s->ceil.have) fprintf(f, "  %7s  %7s", "% peak", "% BW");
     fputc('\n', f);
     for (int j = 0; j < a->n_kernels; j++) {
         const pe_kernel_stat *k = &a->kernels[j];
-        double t_ns = k->dur_us * k->calls * 1e3;
-        double gflops = t_ns > 0 ? k->flops / t_ns : 0, gbps = t_ns > 0 ? k->bytes / t_ns : 0;
-        char gf[32] = "--", gb[32] = "--";
-        if (k->flops > 0 && t_ns > 0) snprintf(gf, sizeof gf, "%.1f", gflops);
-        if (k->bytes > 0 && t_ns > 0) snprintf(gb, sizeof gb, "%.1f", gbps);
-        fprintf(f, "%48.48s  %7d  %10.3fus  %10.3fus  %10.2f  %10s  %10s", k->name, k->calls, k->dur_us,
-                k->dispatch_us, k->dur_us > 0 ? k->dispatch_us / k->dur_us : 0, gf, gb);
+        double t_s = k->dur_us * k->calls * 1e-6;
+        double flops = t_s > 0 ? k->flops / t_s : 0, bytes = t_s > 0 ? k->bytes / t_s : 0;
+        char fr[32] = "--", br[32] = "--";
+        if (k->flops > 0 && t_s > 0) fmlp_si_format(flops, "FLOP/s", fr, sizeof fr);
+        if (k->bytes > 0 && t_s > 0) fmlp_si_format(bytes, "B/s", br, sizeof br);
+        fprintf(f, "%48.48s  %7d  %10.3fus  %10.3fus  %10.2f  %14s  %14s", k->name, k->calls, k->dur_us,
+                k->dispatch_us, k->dur_us > 0 ? k->dispatch_us / k->dur_us : 0, fr, br);
         if (s->ceil.have) {
-            bool half = strstr(k->name, "bf16") || strstr(k->name, "f16");
-            double peak = k->device ? s->ceil.gpu_gemm_tflops_bf16 * 1e3
-                                    : half ? s->ceil.gemm_gflops_bf16 : s->ceil.gemm_gflops_f32;
-            double bw = k->device ? s->ceil.gpu_mem_gbps : s->ceil.mem_gbps;
+            double peak, bw;
+            kernel_ceilings(s, k, &peak, &bw);
             char pp[32] = "--", pb[32] = "--";
-            if (k->flops > 0 && peak > 0) snprintf(pp, sizeof pp, "%.0f%%", pct(gflops, peak));
-            if (k->bytes > 0 && bw > 0) snprintf(pb, sizeof pb, "%.0f%%", pct(gbps, bw));
+            if (k->flops > 0 && peak > 0) snprintf(pp, sizeof pp, "%.0f%%", pct(flops, peak));
+            if (k->bytes > 0 && bw > 0) snprintf(pb, sizeof pb, "%.0f%%", pct(bytes, bw));
             fprintf(f, "  %7s  %7s", pp, pb);
         }
         fputc('\n', f);
     }
-    if (s->ceil.have)
-        fprintf(f, "\nCeilings (measured): GEMM %.0f GFLOP/s f32, %.0f GFLOP/s bf16; memory %.1f GB/s\n",
-                s->ceil.gemm_gflops_f32, s->ceil.gemm_gflops_bf16, s->ceil.mem_gbps);
-    else
-        fprintf(f, "\nCeilings: not measured (run `fmlp info --ceilings` once to compare against this machine)\n");
+}
+
+/* Which ceilings the verdicts used, and where they came from. */
+static void print_ceilings(const pe_analysis *a, const pe_set *s, FILE *f)
+{
+    const pe_ceilings *c = &s->ceil;
+    char x[32], y[32], z[32];
+    bool cpu = c->have && c->gemm_gflops_f32 > 0, gpu = c->have && c->gpu_gemm_tflops_bf16 > 0;
+    fputc('\n', f);
+    if (cpu && (!a->device || !gpu))
+        fprintf(f, "Ceilings (measured): GEMM %s f32, %s bf16; memory %s\n",
+                fmlp_si_format(c->gemm_gflops_f32 * 1e9, "FLOP/s", x, sizeof x),
+                fmlp_si_format(c->gemm_gflops_bf16 * 1e9, "FLOP/s", y, sizeof y),
+                fmlp_si_format(c->mem_gbps * 1e9, "B/s", z, sizeof z));
+    if (gpu && a->device)
+        fprintf(f, "GPU ceilings (%s): %s %s, memory %s\n",
+                c->gpu_from_device ? "from device properties: SMs x clock x tensor FLOP/clock, memory clock x bus width"
+                                   : "measured",
+                fmlp_si_format(c->gpu_gemm_tflops_bf16 * 1e12, "FLOP/s", x, sizeof x),
+                c->gpu_from_device ? "dense bf16 tensor peak" : "bf16 GEMM", fmlp_si_format(c->gpu_mem_gbps * 1e9, "B/s", y, sizeof y));
+    if (!(cpu && !a->device) && !(gpu && a->device))
+        fprintf(f, "Ceilings: not measured (run `fmlp info --ceilings` once to compare against this machine)\n");
+}
+
+void pe_analysis_print(const pe_analysis *a, const pe_set *s, FILE *f)
+{
+    print_steps(a, f);
+    print_kernels(a, s, f);
+    print_ceilings(a, s, f);
     char copies[64] = "";
     if (a->sum.copies_per_step > 0)
         snprintf(copies, sizeof copies, " (and %d memcpy/memset)", a->sum.copies_per_step);
@@ -405,10 +475,13 @@ void pe_analysis_json(const pe_analysis *a, const pe_set *s, FILE *f)
         kv_num(f, "kernel_us", st->kernel_us, true);
         kv_num(f, "overhead_us", st->overhead_us, true);
         kv_num(f, "idle_us", st->idle_us, true);
+        kv_num(f, "copy_us", st->copy_us, true);
         kv_num(f, "kernels", st->kernels, true);
         kv_num(f, "copies", st->copies, true);
         kv_num(f, "flops", st->flops, true);
         kv_num(f, "bytes", st->bytes, true);
+        kv_num(f, "copy_bytes", st->copy_bytes, true);
+        kv_num(f, "host_copy_bytes", st->host_bytes, true);
         fputs("\"verdict\":", f);
         json_write_string(f, pe_bound_name(st->bound));
         fputs(",\"reason\":", f);
@@ -436,7 +509,13 @@ void pe_analysis_json(const pe_analysis *a, const pe_set *s, FILE *f)
         kv_num(f, "mem_gbps", s->ceil.mem_gbps, true);
         kv_num(f, "gpu_gemm_tflops_bf16", s->ceil.gpu_gemm_tflops_bf16, true);
         kv_num(f, "gpu_mem_gbps", s->ceil.gpu_mem_gbps, true);
-        kv_num(f, "gpu_launch_us", s->ceil.gpu_launch_us, false);
+        kv_num(f, "gpu_launch_us", s->ceil.gpu_launch_us, true);
+        fputs("\"cpu_source\":", f);
+        json_write_string(f, s->ceil.gemm_gflops_f32 > 0 ? "measured" : "none");
+        fputs(",\"gpu_source\":", f);
+        json_write_string(f, s->ceil.gpu_gemm_tflops_bf16 <= 0 ? "none"
+                             : s->ceil.gpu_from_device     ? "from device properties"
+                                                           : "measured");
         fputc('}', f);
     } else {
         fputs("null", f);
@@ -448,6 +527,8 @@ void pe_analysis_json(const pe_analysis *a, const pe_set *s, FILE *f)
     kv_num(f, "kernel_us", a->sum.kernel_us, true);
     kv_num(f, "overhead_us", a->sum.overhead_us, true);
     kv_num(f, "idle_us", a->sum.idle_us, true);
+    kv_num(f, "copy_us", a->sum.copy_us, true);
+    kv_num(f, "copy_bytes", a->sum.copy_bytes, true);
     fputs("\"verdict\":", f);
     json_write_string(f, pe_bound_name(a->sum.bound));
     fputs(",\"reason\":", f);

@@ -14,10 +14,13 @@
 typedef struct {
     const char *name; /* ProfilerStep#N, or "(window)" when no steps */
     int64_t t0, t1;
-    double wall_us, kernel_us, overhead_us, idle_us;
-    int kernels; /* distinct launches (correlation ids), copies apart */
-    int copies;  /* GPU memcpy and memset launches */
-    double flops, bytes;
+    /* wall = kernel + copy + overhead + idle (see fmlp_profile_summary) */
+    double wall_us, kernel_us, overhead_us, idle_us, copy_us;
+    int kernels; /* kernel activities: GPU kernels, CPU regions (one per correlation) */
+    int copies;  /* GPU memcpy and memset activities */
+    double flops, bytes; /* the kernels' */
+    double copy_bytes, host_bytes; /* the copies' and memsets': all, and those to or from the host */
+    bool pageable, pinned;         /* a host copy named its host memory so */
     fmlp_bound bound;
     char reason[256];
 } pe_step_stat;
@@ -48,5 +51,13 @@ void pe_analysis_print(const pe_analysis *a, const pe_set *s, FILE *f);
 /* The "fmlpAnalysis" object stored in traces. */
 void pe_analysis_json(const pe_analysis *a, const pe_set *s, FILE *f);
 const char *pe_bound_name(fmlp_bound b); /* "overhead-bound", ... */
+
+/* verdict.c: adds one copy or memset activity (Kineto's name, its bytes)
+ * to a step's copy figures. */
+void pe_note_copy(pe_step_stat *st, const char *name, double bytes);
+/* The step's bound and reason, from its time split, counts and work, the
+ * set's ceilings, whether the work ran on a GPU (`device`) and in 16-bit
+ * floats (`bf16`). */
+void pe_verdict(const pe_set *s, bool device, bool bf16, pe_step_stat *st);
 
 #endif

@@ -110,11 +110,13 @@ typedef struct {
     size_t slots;
 } pe_mores;
 
-/* Measured limits the verdicts compare against. */
+/* The limits the verdicts compare against: measured, or (GPU) the
+ * device's peaks from its properties. A figure of 0 is unknown. */
 typedef struct {
     bool have;
     double gemm_gflops_f32, gemm_gflops_bf16, mem_gbps;
     double gpu_gemm_tflops_bf16, gpu_mem_gbps, gpu_launch_us;
+    bool gpu_from_device;
 } pe_ceilings;
 
 typedef struct {

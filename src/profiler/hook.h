@@ -16,8 +16,14 @@ int64_t fmlp_prof_op_begin(struct fmlp_profiler *p, const char *name, const char
                            int64_t bytes);
 void fmlp_prof_op_end(struct fmlp_profiler *p, int64_t external_id);
 
-/* A fresh correlation id for one kernel launch. */
+/* A fresh correlation id for one CPU parallel region (all its lanes share
+ * it). GPU work needs none from here: each runtime call and the activity it
+ * starts share the correlation CUPTI gives the call. */
 int64_t fmlp_prof_correlation(struct fmlp_profiler *p);
+/* The External id of the innermost op (or range) open on the calling
+ * thread, 0 when none: what a backend tags work with that no executor op
+ * hands it (copies). */
+int64_t fmlp_prof_current_op(struct fmlp_profiler *p);
 
 /* What a backend ran: one record per lane it ran on (each CPU worker thread
  * of a parallel region; a GPU stream). */
@@ -34,9 +40,14 @@ typedef struct {
     int64_t t0_ns, t1_ns;   /* fmlp_now_ns() clock */
     int device;             /* -1 for a CPU lane */
     int64_t lane;           /* CPU: OS thread id; GPU: stream id */
+    /* Kineto's semantics: a runtime call and the GPU activity it started
+     * share one correlation, as CUPTI assigns it, and no two calls share
+     * one; every lane of a CPU parallel region shares the region's. */
     int64_t correlation;
-    int64_t external_id;    /* the enclosing op; 0 = the innermost op open on the calling thread
-                               (records handed over after the op closed get it from their launch call) */
+    /* The op that issued the work (on the call, the activity and the op
+     * alike); 0 = the innermost op open on the calling thread (records
+     * handed over after the op closed get it from their launch call). */
+    int64_t external_id;
     /* A kernel's FLOPs and minimum bytes: the profiler sums them over a
      * correlation's records, so carry them whole on one record (the CPU
      * backend uses the first lane) or split them, never repeat them. */

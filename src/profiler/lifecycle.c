@@ -123,7 +123,7 @@ static void step_close(fmlp_profiler *p)
 static void fetch_ceilings(fmlp_profiler *p)
 {
     fmlp_ceilings c;
-    if (fmlp_ceilings_get(p->ctx, false, &c) != FMLP_OK || !c.measured) {
+    if (fmlp_ceilings_get(p->ctx, false, &c) != FMLP_OK || !(c.measured || c.gpu_from_device)) {
         fmlp_clear_error();
         return;
     }
@@ -135,6 +135,7 @@ static void fetch_ceilings(fmlp_profiler *p)
     pc->gpu_gemm_tflops_bf16 = c.gpu_gemm_tflops_bf16;
     pc->gpu_mem_gbps = c.gpu_mem_gbps;
     pc->gpu_launch_us = c.gpu_launch_us;
+    pc->gpu_from_device = c.gpu_from_device;
 }
 
 /* Whether moving from `prev` to `next` (or stopping) ends the window being
@@ -166,6 +167,19 @@ static void device_stop(fmlp_profiler *p)
     if (!p->collecting) return;
     p->collecting = false;
     if (p->ctx->be->prof_stop(p->ctx, p) != FMLP_OK) fmlp_clear_error();
+}
+
+/* Warmup ends and recording begins: the device records gathered so far go,
+ * collection stays on (Kineto's order); a backend that cannot drop them
+ * stops and starts again. */
+static void device_rewarm(fmlp_profiler *p)
+{
+    const fmlp_backend *be = p->ctx->be;
+    if (!p->collecting) return;
+    if (!be->prof_discard || be->prof_discard(p->ctx) != FMLP_OK) {
+        fmlp_clear_error();
+        device_stop(p);
+    }
 }
 
 /* Moves from p->action to `next` (PA_NONE with `exiting` for stop) the way
@@ -222,13 +236,18 @@ fmlp_status fmlp_profiler_step(fmlp_profiler *p)
 {
     if (!p) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_profiler_step: profiler is NULL");
     if (!p->started) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_profiler_step: profiler not started; call fmlp_profiler_start first");
-    /* Switching device collection off and on again costs milliseconds:
-     * it happens between the steps, outside both ProfilerStep spans. */
+    /* Switching device collection off and on again costs milliseconds
+     * (and the first calls after it more): it happens between the steps,
+     * outside both ProfilerStep spans, and never between warmup and the
+     * steps recorded. */
     prof_action next = prof_schedule_action(&p->opt, p->step_num + 1);
     pthread_mutex_lock(&p->lock);
     step_close(p);
     pthread_mutex_unlock(&p->lock);
-    if (window_ends(p->action, next, false)) device_stop(p);
+    if (p->action == PA_WARMUP && recording(next))
+        device_rewarm(p);
+    else if (window_ends(p->action, next, false))
+        device_stop(p);
     pthread_mutex_lock(&p->lock);
     p->step_num++;
     bool ready = transition(p, next, false);

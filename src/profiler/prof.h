@@ -38,7 +38,7 @@ struct fmlp_profiler {
     atomic_llong next_id, next_corr;
 };
 
-/* Table of an event set; `with_flops` adds the FLOPs, GFLOP/s and GB/s
+/* Table of an event set; `with_flops` adds the FLOPs, FLOP/s and Bytes/s
  * columns when any row has FLOPs. Returns a malloc'd string or NULL (OOM). */
 char *prof_table(const pe_set *s, const fmlp_table_options *opt, bool with_flops, fmlp_status *st);
 

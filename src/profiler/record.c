@@ -104,6 +104,11 @@ static int64_t innermost_id(const struct fmlp_profiler *p)
     return 0;
 }
 
+int64_t fmlp_prof_current_op(struct fmlp_profiler *p)
+{
+    return p ? innermost_id(p) : 0;
+}
+
 /* Appends one record; called with the lock held. `name` is r->name
  * already interned. */
 static void append_record(struct fmlp_profiler *p, const fmlp_prof_record *r, const char *name, int64_t ext)

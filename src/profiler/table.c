@@ -1,8 +1,8 @@
 /* Why: the table users of torch.profiler already read: key_averages() rows
  * grouped by name, torch's column set, widths, right alignment, number
  * formatting (us/ms/s with three decimals, shares with two) and footers, plus
- * the FLOPs, GFLOP/s and GB/s columns that say how close a row came to the
- * machine. Built from an event set, so live runs and read traces match.
+ * the FLOPs, FLOP/s and Bytes/s columns (rates with the SI prefix that fits
+ * them) that say how close a row came to the machine. Built from an event set, so live runs and read traces match.
  * The table's options (and their defaults) live here too, so the calls
  * that print tables (report.c for live windows, trace files) depend on this
  * file and it depends on none of them. */
@@ -32,7 +32,7 @@ typedef struct {
     size_t first; /* first-seen rank: ties in the sort keep it */
 } row;
 
-enum { COL_W = 12, SPACING = 2, MAX_NAME_W = 55 };
+enum { COL_W = 12, RATE_W = 14, SPACING = 2, MAX_NAME_W = 55 };
 
 static void fmt_time(char *b, size_t n, double us)
 {
@@ -223,8 +223,8 @@ static void write_table(FILE *f, row *rows, size_t nrows, bool has_dev, bool flo
     headers[nc] = "# of Calls", widths[nc++] = COL_W;
     if (flops_cols) {
         headers[nc] = fhdr, widths[nc++] = COL_W;
-        headers[nc] = "GFLOP/s", widths[nc++] = COL_W;
-        headers[nc] = "GB/s", widths[nc++] = COL_W;
+        headers[nc] = "FLOP/s", widths[nc++] = RATE_W;
+        headers[nc] = "Bytes/s", widths[nc++] = RATE_W;
     }
 
     /* Device time is counted once, on the device rows: the ops that
@@ -264,18 +264,15 @@ static void write_table(FILE *f, row *rows, size_t nrows, bool has_dev, bool flo
         if (flops_cols) {
             /* Rates over the time the row's work took: device time when it
              * has any, else its CPU total. */
-            double t_ns = r->dev_total > 0 ? (double)r->dev_total : (double)r->cpu_total;
+            double t_s = (r->dev_total > 0 ? (double)r->dev_total : (double)r->cpu_total) * 1e-9;
             if (r->flops <= 0) {
                 put_col(f, "--", COL_W);
-                put_col(f, "--", COL_W);
+                put_col(f, "--", RATE_W);
             } else {
                 snprintf(b, sizeof b, "%8.3f", (double)r->flops * fscale), put_col(f, b, COL_W);
-                snprintf(b, sizeof b, t_ns > 0 ? "%.1f" : "--", (double)r->flops / t_ns), put_col(f, b, COL_W);
+                put_col(f, t_s > 0 ? fmlp_si_format((double)r->flops / t_s, "FLOP/s", b, sizeof b) : "--", RATE_W);
             }
-            if (r->bytes <= 0 || t_ns <= 0)
-                put_col(f, "--", COL_W);
-            else
-                snprintf(b, sizeof b, "%.1f", (double)r->bytes / t_ns), put_col(f, b, COL_W);
+            put_col(f, r->bytes > 0 && t_s > 0 ? fmlp_si_format((double)r->bytes / t_s, "B/s", b, sizeof b) : "--", RATE_W);
         }
         fputc('\n', f);
     }

@@ -46,6 +46,7 @@ static void diff_row(FILE *f, const char *label, const diff_run *r, int n, doubl
 static double g_kernels(const diff_run *r) { return r->a->sum.kernels_per_step; }
 static double g_wall(const diff_run *r) { return r->a->sum.wall_us; }
 static double g_kern(const diff_run *r) { return r->a->sum.kernel_us; }
+static double g_copy(const diff_run *r) { return r->a->sum.copy_us; }
 static double g_over(const diff_run *r) { return r->a->sum.overhead_us; }
 static double g_idle(const diff_run *r) { return r->a->sum.idle_us; }
 
@@ -103,6 +104,7 @@ static bool diff_write(FILE *f, const diff_run *r, int n)
     diff_row(f, "kernels per step", r, n, g_kernels, false);
     diff_row(f, "wall per step", r, n, g_wall, true);
     diff_row(f, "kernel time per step", r, n, g_kern, true);
+    diff_row(f, "copy time per step", r, n, g_copy, true);
     diff_row(f, "dispatch overhead per step", r, n, g_over, true);
     diff_row(f, "idle per step", r, n, g_idle, true);
     fprintf(f, "%-28s", "verdict");

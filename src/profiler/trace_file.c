@@ -131,6 +131,8 @@ fmlp_status fmlp_trace_step_info(fmlp_trace *t, int i, fmlp_trace_step *out)
     out->idle_us = st->idle_us;
     out->kernels = st->kernels;
     out->copies = st->copies;
+    out->copy_us = st->copy_us;
+    out->copy_bytes = st->copy_bytes;
     out->bound = st->bound;
     snprintf(out->reason, sizeof out->reason, "%s", st->reason);
     return FMLP_OK;

@@ -458,6 +458,13 @@ static bool read_analysis(reader *r)
         unsigned got = 0;
         cl->have = true;
         while ((c = jp_next(p)) == JP_KEY) {
+            if (jp_str_is(p, "gpu_source")) {
+                jp_token v = jp_next(p);
+                if (v == JP_STRING && !(got & (1u << 6))) cl->gpu_from_device = jp_str_is(p, "from device properties");
+                got |= 1u << 6;
+                if (!jp_leave(p, v)) return false;
+                continue;
+            }
             int k = key_index(p, keys, 6);
             bool ok = k < 0 || (got & (1u << k)) ? jp_skip(p) : read_num(p, dst[k], NULL);
             if (k >= 0) got |= 1u << k;

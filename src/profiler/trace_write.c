@@ -19,8 +19,9 @@
 #include <zlib.h>
 #endif
 
-/* Fan-out flows (a CPU region's launching thread to its workers) get ids
- * above any correlation id, so no flow id is used twice. */
+/* Fan-out flows (a CPU region's launching thread to its workers) and the
+ * flows of a graph launch's kernels get ids above any correlation id, so no
+ * flow id is used twice. */
 #define FANOUT_ID_BASE (INT64_C(1) << 40)
 
 static void put_us(FILE *f, int64_t ns)
@@ -136,8 +137,11 @@ static void put_flows(FILE *f, const pe_set *s, const pe_calls *cs)
         pe_call_view c = pe_call_get(cs, i);
         if (c.device && cs->c[i].launcher >= 0) {
             pe_call_view rt = pe_call_get(cs, (size_t)cs->c[i].launcher);
-            put_flow(f, "ac2g", c.e->corr, rt.pid, rt.tid, rt.t0, false);
-            put_flow(f, "ac2g", c.e->corr, c.pid, c.tid, c.t0, true);
+            /* Kernels a graph launch ran share its correlation; each still
+             * gets a flow of its own. */
+            const int64_t id = strncmp(rt.name, "cudaGraphLaunch", 15) == 0 ? ++fan : c.e->corr;
+            put_flow(f, "ac2g", id, rt.pid, rt.tid, rt.t0, false);
+            put_flow(f, "ac2g", id, c.pid, c.tid, c.t0, true);
         }
         if (c.kind != PE_KERNEL || c.device || c.lanes < 2) continue;
         for (int k = 0; k < c.lanes; k++) {

@@ -49,8 +49,27 @@ pe_call_view pe_call_get(const pe_calls *cs, size_t i)
 
 /* ------------------------------------------------------------- building */
 
+/* Which runtime call started a device activity is its correlation, unique
+ * per call in Kineto's scheme. Traces fmlp wrote before it followed that
+ * scheme gave every call of one op the op's correlation (cuBLASLt's
+ * cudaMemsetAsync and cuLaunchKernelEx alike), so a call that shares its
+ * correlation with an earlier one is also keyed by what it starts, and an
+ * activity looks for its own kind of call first. */
+enum { START_LAUNCH, START_MEMSET, START_MEMCPY };
+
+static int runtime_starts(const char *name)
+{
+    return strstr(name, "emset") ? START_MEMSET : strstr(name, "emcpy") ? START_MEMCPY : START_LAUNCH;
+}
+
+static int64_t start_key(int64_t corr, int starts)
+{
+    return (int64_t)((uint64_t)corr * 4u + (uint64_t)starts);
+}
+
 typedef struct {
     pe_idmap by_corr, by_ext; /* first CPU kernel or runtime call per correlation id; first op per External id */
+    pe_idmap by_start;        /* first runtime call per (correlation, what it starts), where that is not by_corr's */
     uint32_t *absorbed;       /* (call, event) pairs: lane records merged into an earlier call */
     size_t n_absorbed;
 } joins;
@@ -59,6 +78,7 @@ static void joins_free(joins *j)
 {
     pe_idmap_free(&j->by_corr);
     pe_idmap_free(&j->by_ext);
+    pe_idmap_free(&j->by_start);
     free(j->absorbed);
 }
 
@@ -86,7 +106,8 @@ static bool joins_init(const pe_set *s, joins *j)
         }
     }
     j->absorbed = fmlp_malloc((2 * nk + 1) * sizeof *j->absorbed);
-    bool ok = j->absorbed && pe_idmap_init(&j->by_corr, clo, chi, nc) && pe_idmap_init(&j->by_ext, elo, ehi, ne);
+    bool ok = j->absorbed && pe_idmap_init(&j->by_corr, clo, chi, nc) && pe_idmap_init(&j->by_ext, elo, ehi, ne) &&
+              pe_idmap_init(&j->by_start, 0, 0, 0);
     if (!ok) joins_free(j);
     return ok;
 }
@@ -108,6 +129,20 @@ static pe_region *region_of(pe_calls *cs, size_t i, size_t *cap)
     c->region = (int32_t)cs->n_reg;
     cs->reg[cs->n_reg] = (pe_region){e->lane, 1, 0, e->t0, e->t1, m->flops, m->bytes};
     return &cs->reg[cs->n_reg++];
+}
+
+/* Runtime call n (event e) in the joins. by_start gets it only when its
+ * correlation is taken and a lookup by what it starts would not already
+ * find the first such call through by_corr, so Kineto's traces (one
+ * correlation per call) leave by_start empty. */
+static bool join_runtime(joins *j, const pe_calls *cs, const pe_event *e, int32_t n)
+{
+    int32_t first = pe_idmap_get(&j->by_corr, e->corr);
+    if (first < 0) return pe_idmap_put(&j->by_corr, e->corr, n);
+    const pe_event *f = pe_call_event(cs, (size_t)first);
+    int starts = runtime_starts(e->name);
+    if (f->kind == PE_RUNTIME && runtime_starts(f->name) == starts) return true;
+    return pe_idmap_put(&j->by_start, start_key(e->corr, starts), n);
 }
 
 /* One call per span in event order; a CPU kernel's later lane records
@@ -138,7 +173,7 @@ static bool make_calls(const pe_set *s, pe_calls *out, joins *j, size_t *reg_cap
         }
         out->c[n] = (pe_call){.ev = (uint32_t)i, .parent = -1, .region = -1, .launcher = -1};
         if (is_op(e) && e->ext_id && !pe_idmap_put(&j->by_ext, e->ext_id, (int32_t)n)) return false;
-        if (e->kind == PE_RUNTIME && e->corr && !pe_idmap_put(&j->by_corr, e->corr, (int32_t)n)) return false;
+        if (e->kind == PE_RUNTIME && e->corr && !join_runtime(j, out, e, (int32_t)n)) return false;
         out->has_device |= pe_is_device(e);
         out->has_kernels |= e->kind == PE_KERNEL || e->kind == PE_MEMCPY || e->kind == PE_MEMSET;
         n++;
@@ -295,7 +330,12 @@ static void device_times(pe_calls *cs, const joins *j)
         int64_t d = e->t1 - e->t0;
         k->self_dev = k->dev_total = d;
         int32_t owner = e->ext_id ? pe_idmap_get(&j->by_ext, e->ext_id) : -1;
-        int32_t rt = e->corr ? pe_idmap_get(&j->by_corr, e->corr) : -1;
+        int32_t rt = -1;
+        if (e->corr) {
+            int starts = e->kind == PE_MEMSET ? START_MEMSET : e->kind == PE_MEMCPY ? START_MEMCPY : START_LAUNCH;
+            rt = pe_idmap_get(&j->by_start, start_key(e->corr, starts));
+            if (rt < 0) rt = pe_idmap_get(&j->by_corr, e->corr);
+        }
         if (owner < 0 && rt >= 0 && !pe_is_device(pe_call_event(cs, (size_t)rt)))
             owner = pe_call_event(cs, (size_t)rt)->kind == PE_RUNTIME ? cs->c[rt].parent : rt;
         k->owner = owner;

@@ -36,6 +36,12 @@ check "--explain prints 5, 4 and 2 kernels for GeGLU" bash -c \
 check "mlp runs every mode and prints the speedup summary" bash -c \
     "'$FMLP' mlp --batch 2 --seq 8 --dim 48 --hidden 80 --iters 2 --no-profile >'$TMP/run' &&
      grep -q 'speedup vs eager' '$TMP/run' && grep -q '^fused ' '$TMP/run'"
+check "  rates and amounts carry a fitting unit" bash -c \
+    "grep -Eq '^fused: .* per forward \(median of 2\), [0-9.]+ [kMGT]?FLOP/s$' '$TMP/run' &&
+     grep -Eq 'total: [0-9.]+ [kMGT]?FLOP, [0-9.]+ [kMGT]?B moved at least' '$TMP/run'"
+check "  no host<->device copy line on the CPU" bash -c "! grep -q 'host <-> device' '$TMP/run'"
+check "--host-io on the CPU: usage error naming --device cuda" status_is 2 "$FMLP" mlp --host-io --no-profile
+check "  the error says what to do" grep -q -- "--device cuda" "$TMP/err"
 check "linear with bias runs" bash -c "'$FMLP' linear --batch 64 --bias --iters 2 --no-profile >/dev/null"
 check "swiglu stack of f32 runs" bash -c "'$FMLP' mlp --act swiglu --dtype f32 --batch 3 --seq 5 --dim 24 --hidden 40 --iters 1 --no-profile >/dev/null"
 check "gelu stack of 3 layers runs" bash -c "'$FMLP' mlp --act gelu --layers 3 --bias --batch 3 --seq 5 --dim 24 --hidden 40 --iters 1 --no-profile >/dev/null"
@@ -43,7 +49,9 @@ check "bench writes JSON and CSV" bash -c \
     "'$FMLP' bench --rows 1,5 --dtype f32,bf16 --mode eager,fused --dim 32 --hidden 48 --iters 2 --json '$TMP/b.json' --csv '$TMP/b.csv' >/dev/null 2>'$TMP/progress' &&
      grep -q '\"results\"' '$TMP/b.json' && [ \$(wc -l <'$TMP/b.csv') -eq 9 ] && grep -q '\[8/8\]' '$TMP/progress'"
 check "--weights/--input/--output round trip" bash -c \
-    "'$FMLP' mlp --weights '$DATA/geglu_f32.safetensors' --input '$DATA/geglu_f32_io.safetensors' --output '$TMP/y.safetensors' --act geglu --dtype f32 --mode fused --iters 1 --no-profile >/dev/null && [ -s '$TMP/y.safetensors' ]"
+    "'$FMLP' mlp --weights '$DATA/geglu_f32.safetensors' --input '$DATA/geglu_f32_io.safetensors' --output '$TMP/y.safetensors' --act geglu --dtype f32 --mode fused --iters 1 --no-profile >'$TMP/io' && [ -s '$TMP/y.safetensors' ]"
+check "  x (2, 5, 64) gives y (2, 5, 64), as PyTorch returns it" grep -q "^wrote y (2, 5, 64) from fused mode" "$TMP/io"
+check "  the header names x's shape" grep -q "^fmlp mlp: 2x5x64, f32, 10 rows" "$TMP/io"
 check "missing weights file: clear error, exit 1" status_is 1 "$FMLP" mlp --weights "$TMP/nope.safetensors" --no-profile
 check "  the error names the file" grep -q nope.safetensors "$TMP/err"
 check "weights of the wrong shape for --input: exit 1" status_is 1 "$FMLP" mlp --weights "$DATA/geglu_f32.safetensors" --input "$DATA/swiglu_bias_f32_io.safetensors" --dtype f32 --no-profile

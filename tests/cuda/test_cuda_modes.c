@@ -71,13 +71,22 @@ static void check(fmlp_ctx *ctx, const tu_shape_case *c, fmlp_dtype dt, int64_t 
 
 /* auto follows the measurements in the CUDA backend: gated bf16 runs fused
  * at every size where the Hopper GLU GEMM exists, f32 only at few rows. */
-static void check_auto(fmlp_ctx *ctx)
+/* The backend's rule for auto, on a context that decides by rule alone
+ * (measured decisions are test_auto_measure's and the benchmark's). */
+static void check_auto(void)
 {
+    setenv("FMLP_AUTO_MEASURE", "0", 1);
+    fmlp_ctx_options o = fmlp_ctx_options_default();
+    o.device = FMLP_DEVICE_CUDA;
+    fmlp_ctx *ctx = NULL;
+    const bool made = fmlp_ctx_create(&o, &ctx) == FMLP_OK;
+    unsetenv("FMLP_AUTO_MEASURE");
+    if (!tu_check(made, "a CUDA context deciding auto by rule: %s", fmlp_last_error())) return;
     const fmlp_dtype dts[] = {FMLP_BF16, FMLP_F32};
     for (int di = 0; di < 2; di++) {
         fmlp_mlp_desc d = {FMLP_BLOCK_GATED, 256, 512, 0, 0, FMLP_ACT_GELU_TANH, false, dts[di]};
         fmlp_mlp *m = NULL;
-        if (!tu_check(fmlp_mlp_create(ctx, &d, 5, &m) == FMLP_OK, "create: %s", fmlp_last_error())) return;
+        if (!tu_check(fmlp_mlp_create(ctx, &d, 5, &m) == FMLP_OK, "create: %s", fmlp_last_error())) break;
         fmlp_plan_info fused, small, big;
         const bool ok = fmlp_mlp_plan(m, FMLP_MODE_FUSED, 8192, &fused) == FMLP_OK &&
                         fmlp_mlp_plan(m, FMLP_MODE_AUTO, 64, &small) == FMLP_OK &&
@@ -90,6 +99,7 @@ static void check_auto(fmlp_ctx *ctx)
                  fmlp_mode_name(want_big), ok ? big.why : fmlp_last_error());
         fmlp_mlp_destroy(m);
     }
+    fmlp_ctx_destroy(ctx);
 }
 
 static void check_every_act(fmlp_ctx *ctx)
@@ -121,7 +131,7 @@ int main(void)
     check(ctx, &big, FMLP_BF16, 32768, false);
     check(ctx, &big, FMLP_F32, 8192, false);
     check_every_act(ctx);
-    check_auto(ctx);
+    check_auto();
     fmlp_ctx_destroy(ctx);
     return tu_finish();
 }

@@ -5,9 +5,10 @@
  * (zeros), so B tiles load straight from the panel with a 128-byte stride;
  * A tiles load straight from the caller's rows when a whole 16x32 block is
  * inside A, and from a zero-padded copy at the k and m edges, so nothing
- * past A is ever read. Sums go through a small f32 buffer to the shared
+ * past A is ever read. Sums go through the driver's f32 buffer to the shared
  * AVX-512 epilogue. The OS grant for the tile state is taken by features.c;
- * this file only runs when cpu_path_available(CPU_PATH_AMX) said yes. */
+ * this file only runs when cpu_path_available(CPU_PATH_AMX) said yes, and
+ * the driver brackets each block with gemm_amx_enter/leave. */
 #include <immintrin.h>
 #include <string.h>
 
@@ -26,7 +27,7 @@ typedef struct {
     uint8_t rows[16];
 } tile_config;
 
-static void configure_tiles(void)
+void gemm_amx_enter(void)
 {
     tile_config cfg;
     memset(&cfg, 0, sizeof cfg);
@@ -38,36 +39,40 @@ static void configure_tiles(void)
     _tile_loadconfig(&cfg);
 }
 
-/* Where A tile rows [i, i + 16) x k [k0, k0 + 32) load from, and its stride:
- * A itself when the block lies inside it, else `buf` filled with zeros past
- * the edges. */
-static const void *a_source(const gemm_call *g, int64_t i, int64_t rows, int64_t k0, uint16_t *buf, int64_t *stride)
+void gemm_amx_leave(void) { _tile_release(); }
+
+/* Where the A tile of rows [0, 16) x k [k0, k0 + 32) of A loads from, and
+ * its stride: A itself when the block lies inside it, else `buf` filled
+ * with zeros past the edges. */
+static const void *a_source(const uint16_t *A, int64_t lda, int64_t rows, int64_t k, int64_t k0, uint16_t *buf,
+                            int64_t *stride)
 {
-    const uint16_t *A = (const uint16_t *)g->A;
-    int64_t k = g->p->k;
     if (rows >= TILE_ROWS && k0 + KSTEP <= k) {
-        *stride = g->lda * 2;
-        return A + i * g->lda + k0;
+        *stride = lda * 2;
+        return A + k0;
     }
     memset(buf, 0, TILE_ROWS * KSTEP * 2);
     int64_t cols = k - k0 < KSTEP ? k - k0 : KSTEP, nrow = rows < TILE_ROWS ? rows : TILE_ROWS;
-    for (int64_t r = 0; r < nrow; r++) memcpy(buf + r * KSTEP, A + (i + r) * g->lda + k0, (size_t)cols * 2);
+    for (int64_t r = 0; r < nrow; r++) memcpy(buf + r * KSTEP, A + r * lda + k0, (size_t)cols * 2);
     *stride = KSTEP * 2;
     return buf;
 }
 
-static void block_32(const gemm_call *g, const uint16_t *W, int64_t i, int rows, float *acc)
+/* Up to GEMM_MR_AMX rows by one panel: the gemm_ukernel of this path. */
+void gemm_tile_amx(int rows, const void *a, int64_t lda, const void *w, int64_t ps, int64_t k, float *acc)
 {
     uint16_t buf0[TILE_ROWS * KSTEP], buf1[TILE_ROWS * KSTEP];
-    const cpu_packed *p = g->p;
+    const uint16_t *A = a, *W = w;
     bool two = rows > TILE_ROWS;
+    int64_t kpad = (k + KSTEP - 1) / KSTEP * KSTEP;
+    (void)ps;
     _tile_zero(0);
     _tile_zero(1);
     _tile_zero(2);
     _tile_zero(3);
-    for (int64_t k0 = 0; k0 < p->kpad; k0 += KSTEP) {
+    for (int64_t k0 = 0; k0 < kpad; k0 += KSTEP) {
         int64_t s0, s1;
-        const void *a0 = a_source(g, i, rows, k0, buf0, &s0);
+        const void *a0 = a_source(A, lda, rows, k, k0, buf0, &s0);
         const uint16_t *b = W + k0 * NR; /* k0/2 pairs of 32 columns x 2 */
         _tile_loadd(4, a0, s0);
         _tile_loadd(6, b, NR * 4);
@@ -75,7 +80,7 @@ static void block_32(const gemm_call *g, const uint16_t *W, int64_t i, int rows,
         _tile_dpbf16ps(0, 4, 6);
         _tile_dpbf16ps(1, 4, 7);
         if (two) {
-            const void *a1 = a_source(g, i + TILE_ROWS, rows - TILE_ROWS, k0, buf1, &s1);
+            const void *a1 = a_source(A + TILE_ROWS * lda, lda, rows - TILE_ROWS, k, k0, buf1, &s1);
             _tile_loadd(5, a1, s1);
             _tile_dpbf16ps(2, 5, 6);
             _tile_dpbf16ps(3, 5, 7);
@@ -87,23 +92,4 @@ static void block_32(const gemm_call *g, const uint16_t *W, int64_t i, int rows,
         _tile_stored(2, acc + TILE_ROWS * NR, NR * 4);
         _tile_stored(3, acc + TILE_ROWS * NR + 16, NR * 4);
     }
-}
-
-void gemm_block_amx(const gemm_call *g, int64_t m0, int64_t m1, int64_t p0, int64_t p1)
-{
-    const cpu_packed *p = g->p;
-    float acc[GEMM_MR_AMX * NR] __attribute__((aligned(64)));
-    configure_tiles();
-    /* Panels outside: AMX consumes a panel so fast that keeping it in L1/L2
-     * across the row tiles pays more than keeping A there (measured on a
-     * Xeon: down GEMM 697 vs 571 GFLOP/s per core). */
-    for (int64_t panel = p0; panel < p1; panel++) {
-        const uint16_t *W = gemm_panel(p, panel);
-        for (int64_t i = m0; i < m1; i += GEMM_MR_AMX) {
-            int rows = m1 - i < GEMM_MR_AMX ? (int)(m1 - i) : GEMM_MR_AMX;
-            block_32(g, W, i, rows, acc);
-            gemm_epilogue_avx512(g, acc, rows, i, panel);
-        }
-    }
-    _tile_release();
 }

@@ -1,0 +1,108 @@
+/* Why: the Python package's per-call cost is measured against the C API's
+ * own forward on the same shape, in the same way (each call timed alone,
+ * best and median of many). bench/python_overhead.py runs this program for
+ * the C side; it prints one line of key=value figures.
+ *
+ * CMake builds it as build/bench/forward_timing:
+ *   forward_timing [--block gated|linear] [--dim N] [--hidden N] [--act NAME]
+ *                  [--dtype f32|bf16] [--mode NAME] [--rows N] [--iters N] [--threads N] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fmlp.h"
+
+static double now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int usage(const char *bad)
+{
+    fprintf(stderr, "forward_timing: bad or missing value for %s\n", bad);
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    fmlp_mlp_desc d = {FMLP_BLOCK_GATED, 768, 3072, 0, 0, FMLP_ACT_GELU_TANH, false, FMLP_F32};
+    fmlp_mode mode = FMLP_MODE_AUTO;
+    long rows = 1, iters = 2000;
+    fmlp_ctx_options co = fmlp_ctx_options_default();
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v) return usage(a);
+        i++;
+        if (strcmp(a, "--block") == 0) {
+            if (strcmp(v, "gated") == 0) {
+                d.block = FMLP_BLOCK_GATED;
+            } else if (strcmp(v, "linear") == 0) {
+                d.block = FMLP_BLOCK_STACK;
+                d.layers = 1;
+                d.act = FMLP_ACT_NONE;
+            } else {
+                return usage(a);
+            }
+        } else if (strcmp(a, "--dim") == 0) {
+            d.dim = atol(v);
+        } else if (strcmp(a, "--hidden") == 0) {
+            d.hidden = atol(v);
+        } else if (strcmp(a, "--act") == 0) {
+            if (!fmlp_act_parse(v, &d.act)) return usage(a);
+        } else if (strcmp(a, "--dtype") == 0) {
+            if (!fmlp_dtype_parse(v, &d.dtype)) return usage(a);
+        } else if (strcmp(a, "--mode") == 0) {
+            if (!fmlp_mode_parse(v, &mode)) return usage(a);
+        } else if (strcmp(a, "--rows") == 0) {
+            rows = atol(v);
+        } else if (strcmp(a, "--iters") == 0) {
+            iters = atol(v);
+        } else if (strcmp(a, "--threads") == 0) {
+            co.threads = atoi(v);
+        } else {
+            return usage(a);
+        }
+    }
+    if (d.block == FMLP_BLOCK_STACK) d.out_dim = d.hidden;
+    if (rows < 1 || iters < 1) return usage("--rows/--iters");
+    fmlp_ctx *ctx = NULL;
+    fmlp_mlp *m = NULL;
+    fmlp_tensor x, y;
+    if (fmlp_ctx_create(&co, &ctx) != FMLP_OK || fmlp_mlp_create(ctx, &d, 1, &m) != FMLP_OK ||
+        fmlp_tensor_alloc(ctx, d.dtype, rows, d.dim, &x) != FMLP_OK ||
+        fmlp_tensor_alloc(ctx, d.dtype, rows, fmlp_mlp_out_dim(m), &y) != FMLP_OK) {
+        fprintf(stderr, "forward_timing: %s\n", fmlp_last_error());
+        return 1;
+    }
+    float *xf = malloc((size_t)(rows * d.dim) * sizeof *xf);
+    for (long i = 0; i < rows * d.dim; i++) xf[i] = (float)((i * 7919 % 2001) - 1000) / 1000.0f;
+    fmlp_convert_buffer(d.dtype, x.data, FMLP_F32, xf, rows * d.dim);
+    free(xf);
+    double *t = malloc((size_t)iters * sizeof *t);
+    for (long i = 0; i < iters + 10; i++) {
+        double t0 = now_us();
+        if (fmlp_mlp_forward(m, mode, &x, &y) != FMLP_OK) {
+            fprintf(stderr, "forward_timing: %s\n", fmlp_last_error());
+            return 1;
+        }
+        if (i >= 10) t[i - 10] = now_us() - t0;
+    }
+    qsort(t, (size_t)iters, sizeof *t, cmp_double);
+    printf("best_us=%.3f median_us=%.3f iters=%ld threads=%d dtype=%s mode=%s\n", t[0], t[iters / 2], iters,
+           fmlp_ctx_threads(ctx), fmlp_dtype_name(d.dtype), fmlp_mode_name(mode));
+    free(t);
+    fmlp_tensor_free(ctx, &x);
+    fmlp_tensor_free(ctx, &y);
+    fmlp_mlp_destroy(m);
+    fmlp_ctx_destroy(ctx);
+    return 0;
+}
