@@ -19,7 +19,11 @@ static inline void store8(fmlp_dtype dt, void *p, int64_t i, __m256 v, int64_t c
         bf16x8_store((uint16_t *)p + i, v, count);
 }
 
-void pw_row_avx2(fmlp_dtype dt, cpu_pw_kind kind, fmlp_act act, const void *a, const void *b, void *out, int64_t n)
+/* Inlined with `act` a constant, once per activation (pw_row_* below), so
+ * no vector pays for a switch and each formula's constants stay in
+ * registers across the row. */
+static inline __attribute__((always_inline)) void row_loop(fmlp_dtype dt, cpu_pw_kind kind, fmlp_act act, const void *a,
+                                                           const void *b, void *out, int64_t n)
 {
     for (int64_t i = 0; i < n; i += 8) {
         int64_t count = n - i;
@@ -28,4 +32,12 @@ void pw_row_avx2(fmlp_dtype dt, cpu_pw_kind kind, fmlp_act act, const void *a, c
         if (kind != CPU_PW_ACT) y = _mm256_mul_ps(y, load8(dt, b, i, count));
         store8(dt, out, i, y, count);
     }
+}
+
+void pw_row_avx2(fmlp_dtype dt, cpu_pw_kind kind, fmlp_act act, const void *a, const void *b, void *out, int64_t n)
+{
+#define ROW_LOOP_CASE_(e, ...) \
+    case e: row_loop(dt, kind, e, a, b, out, n); break;
+    switch (act) { FMLP_ACT_TABLE(ROW_LOOP_CASE_) }
+#undef ROW_LOOP_CASE_
 }

@@ -19,7 +19,11 @@ static inline void store16(fmlp_dtype dt, void *p, int64_t i, __m512 v, __mmask1
         bf16x16_store((uint16_t *)p + i, v, mask);
 }
 
-void pw_row_avx512(fmlp_dtype dt, cpu_pw_kind kind, fmlp_act act, const void *a, const void *b, void *out, int64_t n)
+/* Inlined with `act` a constant, once per activation (pw_row_* below), so
+ * no vector pays for a switch and each formula's constants stay in
+ * registers across the row. */
+static inline __attribute__((always_inline)) void row_loop(fmlp_dtype dt, cpu_pw_kind kind, fmlp_act act, const void *a,
+                                                           const void *b, void *out, int64_t n)
 {
     for (int64_t i = 0; i < n; i += 16) {
         __mmask16 mask = mask16_first(n - i);
@@ -28,4 +32,12 @@ void pw_row_avx512(fmlp_dtype dt, cpu_pw_kind kind, fmlp_act act, const void *a,
         if (kind != CPU_PW_ACT) y = _mm512_mul_ps(y, load16(dt, b, i, mask));
         store16(dt, out, i, y, mask);
     }
+}
+
+void pw_row_avx512(fmlp_dtype dt, cpu_pw_kind kind, fmlp_act act, const void *a, const void *b, void *out, int64_t n)
+{
+#define ROW_LOOP_CASE_(e, ...) \
+    case e: row_loop(dt, kind, e, a, b, out, n); break;
+    switch (act) { FMLP_ACT_TABLE(ROW_LOOP_CASE_) }
+#undef ROW_LOOP_CASE_
 }
