@@ -68,33 +68,53 @@ static bool collect_steps(const pe_calls *cs, pe_analysis *a)
     return true;
 }
 
-/* What a step's numbers are made of, each list in start order: the
- * kernels (work units other than copies and memsets); what keeps the
- * device busy (all work, and the runtime calls that issue copies: a
- * pageable host copy holds its call for the whole transfer); everything
- * busy (work, ops and runtime calls). A step's calls are those starting
- * inside it, so they lie together in every list. */
+/* What a step's numbers are made of: everything that keeps the CPU or
+ * device busy (work, ops and runtime calls), in start order, each marked
+ * with what else it is. A step's calls are those starting inside it, so
+ * they lie together in the list. */
+enum {
+    C_DEV = 1,  /* keeps the device busy: work, and the runtime calls that issue
+                   copies (a pageable host copy holds its call for the whole transfer) */
+    C_KERN = 2, /* a kernel: work other than copies and memsets */
+    C_COPY = 4  /* a copy or memset that is work */
+};
+
 typedef struct {
-    uint32_t *kern, *dev, *busy;
-    size_t n_kern, n_dev, n_busy;
+    uint32_t *busy;
+    size_t n_busy;
+    uint8_t *cls; /* per call: C_* */
 } step_lists;
 
-static bool make_lists(const pe_calls *cs, const bool *is_work, const bool *issues_copy, step_lists *l)
+/* issues[i]: call i is the runtime call that started a copy or memset. */
+static bool copy_issuers(const pe_calls *cs, bool **issues)
 {
-    memset(l, 0, sizeof *l);
-    l->kern = fmlp_malloc((cs->n + 1) * sizeof *l->kern);
-    l->dev = fmlp_malloc((cs->n + 1) * sizeof *l->dev);
-    l->busy = fmlp_malloc((cs->n + 1) * sizeof *l->busy);
-    if (!l->kern || !l->dev || !l->busy) return false;
+    bool *v = fmlp_calloc(cs->n + 1, sizeof *v);
+    if (!v) return false;
     for (size_t i = 0; i < cs->n; i++) {
         pe_kind k = (pe_kind)pe_call_event(cs, i)->kind;
-        bool copy = k == PE_MEMCPY || k == PE_MEMSET, op = k == PE_CPU_OP || k == PE_RUNTIME;
-        if (is_work[i] && !copy) l->kern[l->n_kern++] = (uint32_t)i;
-        if (is_work[i] || (op && issues_copy[i])) l->dev[l->n_dev++] = (uint32_t)i;
-        if (is_work[i] || op) l->busy[l->n_busy++] = (uint32_t)i;
+        int32_t by = cs->c[i].launcher;
+        if ((k == PE_MEMCPY || k == PE_MEMSET) && by >= 0 && pe_call_event(cs, (size_t)by)->kind == PE_RUNTIME) v[by] = true;
     }
-    return idx_sort(l->kern, l->n_kern, by_call_start, cs) && idx_sort(l->dev, l->n_dev, by_call_start, cs) &&
-           idx_sort(l->busy, l->n_busy, by_call_start, cs);
+    *issues = v;
+    return true;
+}
+
+static bool make_lists(const pe_calls *cs, const bool *is_work, step_lists *l)
+{
+    memset(l, 0, sizeof *l);
+    bool *issues_copy = NULL;
+    l->busy = fmlp_malloc((cs->n + 1) * sizeof *l->busy);
+    l->cls = fmlp_malloc(cs->n + 1);
+    if (!l->busy || !l->cls || !copy_issuers(cs, &issues_copy)) return false;
+    for (size_t i = 0; i < cs->n; i++) {
+        pe_kind k = (pe_kind)pe_call_event(cs, i)->kind;
+        bool copy = k == PE_MEMCPY || k == PE_MEMSET;
+        l->cls[i] = (uint8_t)((is_work[i] || issues_copy[i] ? C_DEV : 0) | (is_work[i] && !copy ? C_KERN : 0) |
+                              (is_work[i] && copy ? C_COPY : 0));
+        if (is_work[i] || k == PE_CPU_OP || k == PE_RUNTIME) l->busy[l->n_busy++] = (uint32_t)i;
+    }
+    free(issues_copy);
+    return idx_sort(l->busy, l->n_busy, by_call_start, cs);
 }
 
 /* First position in v (by start) whose call starts at or after t. */
@@ -111,49 +131,47 @@ static size_t lower_bound(const pe_calls *cs, const uint32_t *v, size_t n, int64
     return lo;
 }
 
-/* Length of the union of the spans of the calls v[from..) that start
- * inside the step, each cut at its end; *end gets where they stop. */
-static int64_t union_in_step(const pe_calls *cs, const uint32_t *v, size_t n, size_t from, const pe_step_stat *st,
-                             size_t *end)
+/* The length of a union of spans added in start order. */
+typedef struct {
+    int64_t total, a, b;
+    bool open;
+} span_union;
+
+static void union_add(span_union *u, int64_t a, int64_t b)
 {
-    int64_t total = 0, cur_a = 0, cur_b = 0;
-    bool open = false;
-    size_t i = from;
-    for (; i < n && pe_call_t0(cs, v[i]) < st->t1; i++) {
-        int64_t a = pe_call_t0(cs, v[i]), b = pe_call_t1(cs, v[i]);
-        if (b > st->t1) b = st->t1;
-        if (open && a <= cur_b) {
-            if (b > cur_b) cur_b = b;
-            continue;
-        }
-        if (open) total += cur_b - cur_a;
-        cur_a = a;
-        cur_b = b;
-        open = true;
+    if (u->open && a <= u->b) {
+        if (b > u->b) u->b = b;
+        return;
     }
-    if (open) total += cur_b - cur_a;
-    *end = i;
-    return total;
+    if (u->open) u->total += u->b - u->a;
+    u->a = a;
+    u->b = b;
+    u->open = true;
 }
 
-static void step_numbers(const pe_calls *cs, const bool *is_work, const step_lists *l, pe_step_stat *st)
+static int64_t union_len(const span_union *u) { return u->total + (u->open ? u->b - u->a : 0); }
+
+/* One pass over the calls starting inside the step, each cut at its end. */
+static void step_numbers(const pe_calls *cs, const step_lists *l, pe_step_stat *st)
 {
-    size_t k0 = lower_bound(cs, l->kern, l->n_kern, st->t0), k1;
-    size_t d0 = lower_bound(cs, l->dev, l->n_dev, st->t0), d1;
-    size_t b0 = lower_bound(cs, l->busy, l->n_busy, st->t0), b1;
-    int64_t kernel_ns = union_in_step(cs, l->kern, l->n_kern, k0, st, &k1);
-    int64_t dev_ns = union_in_step(cs, l->dev, l->n_dev, d0, st, &d1);
-    int64_t busy_ns = union_in_step(cs, l->busy, l->n_busy, b0, st, &b1);
+    span_union kern = {0}, dev = {0}, busy = {0};
     int64_t flops = 0, bytes = 0;
-    for (size_t k = d0; k < d1; k++) {
-        if (!is_work[l->dev[k]]) continue;
-        pe_call_view c = pe_call_get(cs, l->dev[k]);
+    for (size_t k = lower_bound(cs, l->busy, l->n_busy, st->t0); k < l->n_busy; k++) {
+        uint32_t i = l->busy[k];
+        int64_t a = pe_call_t0(cs, i), b = pe_call_t1(cs, i);
+        if (a >= st->t1) break;
+        if (b > st->t1) b = st->t1;
+        union_add(&busy, a, b);
+        if (l->cls[i] & C_DEV) union_add(&dev, a, b);
+        if (!(l->cls[i] & (C_KERN | C_COPY))) continue;
+        pe_call_view c = pe_call_get(cs, i);
         /* A call is one activity: a CPU region's lanes are one call. */
-        if (c.kind == PE_MEMCPY || c.kind == PE_MEMSET) {
+        if (l->cls[i] & C_COPY) {
             st->copies++;
             pe_note_copy(st, c.name, (double)c.bytes);
             continue;
         }
+        union_add(&kern, a, b);
         flops = pe_add_sat(flops, c.flops);
         bytes = pe_add_sat(bytes, c.bytes);
         st->kernels++;
@@ -161,26 +179,12 @@ static void step_numbers(const pe_calls *cs, const bool *is_work, const step_lis
     st->flops = (double)flops;
     st->bytes = (double)bytes;
     st->wall_us = (double)(st->t1 - st->t0) / 1e3;
-    st->kernel_us = (double)kernel_ns / 1e3;
-    double dev_us = (double)dev_ns / 1e3;
-    double busy_us = (double)busy_ns / 1e3;
+    st->kernel_us = (double)union_len(&kern) / 1e3;
+    double dev_us = (double)union_len(&dev) / 1e3;
+    double busy_us = (double)union_len(&busy) / 1e3;
     st->copy_us = dev_us - st->kernel_us;
     st->overhead_us = busy_us - dev_us;
     st->idle_us = st->wall_us - busy_us;
-}
-
-/* issues[i]: call i is the runtime call that started a copy or memset. */
-static bool copy_issuers(const pe_calls *cs, bool **issues)
-{
-    bool *v = fmlp_calloc(cs->n + 1, sizeof *v);
-    if (!v) return false;
-    for (size_t i = 0; i < cs->n; i++) {
-        pe_kind k = (pe_kind)pe_call_event(cs, i)->kind;
-        int32_t by = cs->c[i].launcher;
-        if ((k == PE_MEMCPY || k == PE_MEMSET) && by >= 0 && pe_call_event(cs, (size_t)by)->kind == PE_RUNTIME) v[by] = true;
-    }
-    *issues = v;
-    return true;
 }
 
 static int by_total_time(const void *x, const void *y)
@@ -313,11 +317,15 @@ bool pe_analyze(const pe_set *s, const pe_calls *cs, pe_analysis *a)
 {
     memset(a, 0, sizeof *a);
     if (cs->n == 0) return false;
-    bool *is_work = NULL, *issues_copy = NULL;
+    bool *is_work = NULL;
     int *below = NULL;
     step_lists lists = {0};
-    bool ok = pe_calls_work(cs, &is_work, &below) && copy_issuers(cs, &issues_copy) && collect_steps(cs, a) &&
-              kernel_stats(cs, is_work, below, a) && make_lists(cs, is_work, issues_copy, &lists);
+    bool ok = pe_calls_work(cs, &is_work, &below) && collect_steps(cs, a) && kernel_stats(cs, is_work, below, a);
+    /* Each per-call array goes once its last user is done: a 1 GB trace
+     * has millions of calls, and the peak is what is held together. */
+    free(below);
+    ok = ok && make_lists(cs, is_work, &lists);
+    free(is_work);
     pe_step_stat tot = {.name = "all"};
     bool bf16 = false;
     if (ok) {
@@ -325,7 +333,7 @@ bool pe_analyze(const pe_set *s, const pe_calls *cs, pe_analysis *a)
         bf16 = any_bf16(a);
         for (int i = 0; i < a->n_steps; i++) {
             pe_step_stat *st = &a->steps[i];
-            step_numbers(cs, is_work, &lists, st);
+            step_numbers(cs, &lists, st);
             pe_verdict(s, a->device, bf16, st);
         }
         ok = typical_step(a, &tot);
@@ -345,12 +353,8 @@ bool pe_analyze(const pe_set *s, const pe_calls *cs, pe_analysis *a)
         sum->bound = tot.bound;
         snprintf(sum->reason, sizeof sum->reason, "%s", tot.reason);
     }
-    free(is_work);
-    free(issues_copy);
-    free(below);
-    free(lists.kern);
-    free(lists.dev);
     free(lists.busy);
+    free(lists.cls);
     if (!ok) pe_analysis_free(a);
     return ok;
 }
