@@ -2,8 +2,8 @@
 """Times `fmlp trace summarize` on torch.profiler-style traces of growing
 size and records time, peak memory and events/s per size, to check that
 reading a trace stays linear and within its budget: at 1 GB <= 10 s and
-<= 400 MB peak, and time per event at the largest size <= 1.1x that at the
-smallest (2x the events <= 2.2x the time).
+<= 400 MB peak, and time per event at 1 GB <= 1.1x that at the smallest
+size (2x the events <= 2.2x the time). Sizes past 1 GB are reported too.
 
 Each size is generated (bench/make_big_trace.py) into a scratch directory,
 measured, and deleted before the next, so the disk holds one trace at a
@@ -86,9 +86,9 @@ BARS = {"max_s_1gb": 10.0, "max_rss_mb_1gb": 400.0, "max_time_per_event_ratio": 
 
 
 def bars(results):
-    """The bars, judged on the size nearest 1 GB and on the largest against the smallest."""
+    """The bars, judged on the size nearest 1 GB, and its time per event against the smallest size's."""
     big = min(results, key=lambda r: abs(r["size_mb"] - 1000))
-    ratio = results[-1]["time_per_event_vs_smallest"]
+    ratio = big["time_per_event_vs_smallest"]
     return {"size_mb": big["size_mb"],
             "time_s": big["best"]["wall_s"], "time_ok": big["best"]["wall_s"] <= BARS["max_s_1gb"],
             "peak_rss_mb": big["best"]["peak_rss_mb"], "rss_ok": big["best"]["peak_rss_mb"] <= BARS["max_rss_mb_1gb"],
@@ -133,7 +133,7 @@ def main():
                 listed = steps_listed(summary)
                 if listed != info["steps"]:
                     sys.exit("fmlp trace summarize %s listed %d steps, the trace has %d" % (path, listed, info["steps"]))
-                runs.append({"wall_s": wall, "user_s": user, "sys_s": sys_s, "peak_rss_mb": rss / 1024.0, "load_1min": load})
+                runs.append({"wall_s": wall, "user_s": user, "sys_s": sys_s, "peak_rss_mb": rss * 1024 / 1e6, "load_1min": load})
             os.remove(path)
             best = min(runs, key=lambda r: r["wall_s"])
             row = {"size_mb": mb, "bytes": info["bytes"], "events": info["events"], "steps": info["steps"],
@@ -174,8 +174,8 @@ def main():
                     (r["size_mb"], r["events"], r["steps"], b["wall_s"], b["peak_rss_mb"], r["events_per_s"],
                      r["mb_per_s"], r["time_per_event_vs_smallest"], b["load_1min"]))
         v = verdict
-        f.write("\nBars: %d MB in %.2f s (<= %.0f s: %s), %.0f MB peak (<= %.0f MB: %s); time per event at the largest "
-                "size %.2fx the smallest's (<= %.1fx: %s).\n" %
+        f.write("\nBars: %d MB in %.2f s (<= %.0f s: %s), %.0f MB peak (<= %.0f MB: %s); time per event there "
+                "%.2fx the smallest size's (<= %.1fx: %s). MB are 10^6 bytes; peak RSS as /usr/bin/time reports it.\n" %
                 (v["size_mb"], v["time_s"], BARS["max_s_1gb"], "met" if v["time_ok"] else "MISSED",
                  v["peak_rss_mb"], BARS["max_rss_mb_1gb"], "met" if v["rss_ok"] else "MISSED",
                  v["time_per_event_ratio"], BARS["max_time_per_event_ratio"], "met" if v["linear_ok"] else "MISSED"))
