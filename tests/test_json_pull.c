@@ -251,6 +251,29 @@ static void test_limits(void)
              "depth limit 10: the 11th '[' is refused (%d opened, %s)", opened, p.msg);
     jp_free(&p);
 
+    /* The window: a source that fills every read (a file) grows it to
+     * 1 MiB; one that trickles (a pipe-like reader) keeps it at 64 KiB. */
+    jc_buf w = {0};
+    jc_put(&w, "[", 1);
+    for (int i = 0; i < 1000000; i++) jc_put(&w, "12,", 3);
+    jc_put(&w, "3]", 2);
+    size_t caps[2];
+    bool whole[2];
+    for (int k = 0; k < 2; k++) {
+        jc_chunks wc = {(const unsigned char *)w.s, w.n, 0, k ? 100 : (size_t)-1};
+        jp_init_reader(&p, jc_read_chunk, &wc, 64, 4);
+        size_t vals = 0;
+        jp_token t = jp_next(&p);
+        while ((t = jp_next(&p)) == JP_NUMBER) vals++;
+        whole[k] = t == JP_ARRAY_END && jp_next(&p) == JP_END && vals == 1000001;
+        caps[k] = p.cap;
+        jp_free(&p);
+    }
+    tu_check(whole[0] && whole[1] && caps[0] >= (1u << 20) && caps[1] <= (64u << 10),
+             "a 3 MB array read whole: window %zu bytes from a filling source, %zu from 100-byte reads", caps[0],
+             caps[1]);
+    free(w.s);
+
     /* Error positions count lines across windows. */
     jc_buf b = {0};
     jc_put(&b, "[", 1);

@@ -30,6 +30,9 @@ struct json_doc {
     json_value root;
 };
 
+/* Blocks double from the first size to the last, so a small document (a
+ * ceilings cache, a shapes string, one header) costs one small block. */
+#define JSON_FIRST_BLOCK_BYTES ((size_t)4 << 10)
 #define JSON_BLOCK_BYTES ((size_t)1 << 20)
 
 /* `align` is a power of two; strings take 1 so they pack densely. */
@@ -41,7 +44,8 @@ static void *arena_alloc(json_doc *doc, size_t bytes, size_t align)
         b->used = at + bytes;
         return (unsigned char *)b->data + at;
     }
-    size_t cap = bytes > JSON_BLOCK_BYTES ? bytes : JSON_BLOCK_BYTES;
+    size_t grow = !b ? JSON_FIRST_BLOCK_BYTES : b->cap < JSON_BLOCK_BYTES / 2 ? b->cap * 2 : JSON_BLOCK_BYTES;
+    size_t cap = bytes > grow ? bytes : grow;
     if (cap > SIZE_MAX - sizeof(json_block)) return NULL;
     json_block *nb = malloc(sizeof(json_block) + cap);
     if (!nb) return NULL;

@@ -21,6 +21,10 @@
 #include "core/alloc.h"
 #include "core/json.h"
 
+/* The reader's window starts small, for a small source, and doubles up to
+ * WINDOW while reads keep filling it, for a file: a large window is what
+ * makes gigabytes fast, and a small one what makes a header cheap. */
+#define FIRST_WINDOW ((size_t)64 << 10)
 #define WINDOW ((size_t)1 << 20)
 /* Enough for any escape (a surrogate pair is 12 bytes) or UTF-8 sequence. */
 #define LOOKAHEAD 12
@@ -129,7 +133,7 @@ static ptrdiff_t slide(jp_parser *p, const unsigned char *keep)
     count_lines(p, keep);
     memmove(p->own, keep, live);
     p->buf_off += drop;
-    if (live == p->cap) {
+    if (live == p->cap || (p->filled && p->cap < WINDOW)) {
         unsigned char *nb = fmlp_realloc(p->own, p->cap * 2);
         if (!nb) {
             p->buf = p->own;
@@ -152,6 +156,7 @@ static ptrdiff_t slide(jp_parser *p, const unsigned char *keep)
         return -1;
     }
     if (got == 0) p->eof = true;
+    p->filled = (size_t)got == p->cap - live;
     p->end += got;
     return (ptrdiff_t)drop;
 }
@@ -725,7 +730,7 @@ bool jp_init_reader(jp_parser *p, jp_read_fn read, void *ctx, size_t max_string,
     memset(p, 0, sizeof *p);
     p->read = read;
     p->ctx = ctx;
-    p->cap = WINDOW;
+    p->cap = FIRST_WINDOW;
     p->own = fmlp_malloc(p->cap);
     if (!p->own || !init(p, max_string, max_depth)) {
         free(p->own);

@@ -76,6 +76,7 @@ typedef struct {
     const unsigned char *pin;           /* kept across a slide within one call */
     unsigned char *own;                 /* the window's storage (reader mode) */
     size_t cap;
+    bool filled; /* the last read filled all the room it was given */
     uint64_t buf_off;               /* document offset of buf[0] */
     uint64_t lines, col0;           /* newlines before buf, bytes since the last one */
     jp_read_fn read;

@@ -5,7 +5,11 @@
 #   CC=clang cmake -S . -B build-fuzz -DFMLP_FUZZ=ON -DFMLP_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
 #   cmake --build build-fuzz -j --target fuzz_json fuzz_safetensors fuzz_trace
 #   tests/fuzz/run.sh build-fuzz 60 [TARGET...]
+#   FMLP_FUZZ_RUNS=5000000 tests/fuzz/run.sh build-fuzz 1800 fuzz_json
 #
+# With FMLP_FUZZ_RUNS a target stops after that many executions, or at
+# SECONDS_PER_TARGET if that comes first (a long run, as recorded in
+# bench/results/fuzz_*.md; CI keeps its bounded time).
 # Without TARGETs it runs every fuzz_* program the build holds. Seeds come
 # from tests/fuzz/corpus/<name>/ (fuzz_<name>) and are never written to; new
 # inputs go to a scratch corpus. A crashing input is saved as
@@ -46,8 +50,10 @@ for target in "${targets[@]}"; do
     seeds="$here/corpus/$kind"
     scratch=$(mktemp -d "${TMPDIR:-/tmp}/fmlp-$target.XXXXXX")
     log="$artifacts/$target.log"
-    echo "== $target for ${seconds}s (seeds $seeds, log $log)"
-    "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    runs=()
+    [ -n "${FMLP_FUZZ_RUNS:-}" ] && runs=(-runs="$FMLP_FUZZ_RUNS")
+    echo "== $target for ${seconds}s${FMLP_FUZZ_RUNS:+ or $FMLP_FUZZ_RUNS runs} (seeds $seeds, log $log)"
+    "$bin" -max_total_time="$seconds" "${runs[@]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
         -dict="$here/$kind.dict" -artifact_prefix="$artifacts/$target-" \
         "$scratch" "$seeds" >"$log" 2>&1
     rc=$?
@@ -58,7 +64,7 @@ for target in "${targets[@]}"; do
         ls "$artifacts/$target-"* 2>/dev/null | grep -v '\.log$' >&2
         status=1
     else
-        grep -E '^stat::number_of_executed_units|^Done' "$log" | tr '\n' ' '
+        grep -E '^stat::number_of_executed_units|^stat::average_exec_per_sec|^Done' "$log" | tr '\n' ' '
         echo
         echo "ok   $target"
     fi
