@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/internal.h"
 #include "profiler/hook.h"
@@ -27,7 +28,7 @@ fmlp_status fmlp_ctx_create(const fmlp_ctx_options *opt, fmlp_ctx **out)
     const fmlp_backend *be;
     fmlp_status s = fmlp_backend_find(o.device, &be);
     if (s != FMLP_OK) return s;
-    fmlp_ctx *ctx = calloc(1, sizeof *ctx);
+    fmlp_ctx *ctx = fmlp_calloc(1, sizeof *ctx);
     if (!ctx) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory creating a context");
     ctx->device = o.device;
     ctx->device_index = o.device_index;
@@ -72,10 +73,8 @@ fmlp_device fmlp_ctx_device(const fmlp_ctx *ctx) { return ctx->device; }
 
 void *fmlp_host_alloc(size_t bytes)
 {
-    void *p = NULL;
-    size_t rounded = (bytes + 63) & ~(size_t)63;
-    if (posix_memalign(&p, 64, rounded ? rounded : 64) != 0) return NULL;
-    return p;
+    if (bytes > SIZE_MAX - 63) return NULL;
+    return fmlp_aligned_alloc(64, (bytes + 63) & ~(size_t)63);
 }
 
 /* Workspace taken and given back shows in the profiler as allocations and
@@ -111,7 +110,7 @@ fmlp_status fmlp_ws_take(fmlp_ctx *ctx, size_t bytes, fmlp_ws_block **out)
 {
     fmlp_ws_block *b = ws_reuse(ctx, bytes);
     if (!b) {
-        b = calloc(1, sizeof *b);
+        b = fmlp_calloc(1, sizeof *b);
         if (!b) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory for workspace bookkeeping");
         fmlp_status s = FMLP_OK;
         if (ctx->be->alloc) {

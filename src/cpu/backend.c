@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/internal.h"
 #include "cpu/features.h"
@@ -59,7 +60,7 @@ static fmlp_status cpu_init(fmlp_ctx *ctx, const fmlp_ctx_options *opt)
         if (!cpu_path_available(path, &why)) return path_unavailable(want, why);
     }
     int threads = opt->threads > 0 ? opt->threads : cpu_features_get()->cores;
-    cpu_state *st = calloc(1, sizeof *st);
+    cpu_state *st = fmlp_calloc(1, sizeof *st);
     if (!st) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory creating the CPU backend");
     st->path = path;
     st->pool = cpu_pool_create(threads);
@@ -166,8 +167,8 @@ static fmlp_status cpu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k
     int lanes = cpu_pool_threads(st->pool);
     if (profiled) {
         bool small = lanes <= STACK_LANES;
-        times = small ? stack_times : calloc((size_t)lanes, sizeof *times);
-        recs = small ? stack_recs : calloc((size_t)lanes, sizeof *recs);
+        times = small ? stack_times : fmlp_calloc((size_t)lanes, sizeof *times);
+        recs = small ? stack_recs : fmlp_calloc((size_t)lanes, sizeof *recs);
         if (!times || !recs) {
             if (!small) {
                 free(times);

@@ -5,6 +5,7 @@
  * or a misaligned view is an error message, not a fault. */
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "cuda/cuda_internal.h"
 #include "profiler/hook.h"
@@ -48,7 +49,7 @@ fmlp_status fmlp_cu_alloc(fmlp_ctx *ctx, size_t bytes, void **out)
     }
     if (e == cudaSuccess && st->n_live == st->cap_live) {
         int cap = st->cap_live ? 2 * st->cap_live : 64;
-        fmlp_cu_block *nl = realloc(st->live, (size_t)cap * sizeof *nl);
+        fmlp_cu_block *nl = fmlp_realloc(st->live, (size_t)cap * sizeof *nl);
         if (!nl) {
             cudaFree(p);
             pthread_mutex_unlock(&st->lock);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/alloc.h"
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/internal.h"
@@ -128,7 +129,7 @@ static fmlp_status memcpy_rate(int threads, double *gbps)
 {
     if (threads < 1) threads = 1;
     if (threads > MAX_COPY_THREADS) threads = MAX_COPY_THREADS;
-    char *a = malloc(MEMCPY_BYTES), *b = malloc(MEMCPY_BYTES);
+    char *a = fmlp_malloc(MEMCPY_BYTES), *b = fmlp_malloc(MEMCPY_BYTES);
     if (!a || !b) {
         free(a);
         free(b);

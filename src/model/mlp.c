@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/internal.h"
@@ -90,7 +91,7 @@ fmlp_status fmlp_mlp_create(fmlp_ctx *ctx, const fmlp_mlp_desc *desc, uint64_t s
     *out = NULL;
     fmlp_status s = check_desc(ctx, desc);
     if (s != FMLP_OK) return s;
-    fmlp_mlp *m = calloc(1, sizeof *m);
+    fmlp_mlp *m = fmlp_calloc(1, sizeof *m);
     if (!m) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory creating an MLP");
     m->ctx = ctx;
     m->desc = *desc;

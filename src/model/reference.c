@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "core/act_ref.h"
+#include "core/alloc.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "model/mlp_internal.h"
@@ -28,8 +29,8 @@ fmlp_status fmlp_mlp_reference(const fmlp_mlp *m, const double *x, int64_t rows,
     fmlp_dtype dt = d->dtype;
     int64_t widest = d->dim > d->hidden ? d->dim : d->hidden;
     if (d->out_dim > widest) widest = d->out_dim;
-    double *a = malloc(sizeof(double) * (size_t)(rows * widest));
-    double *b = malloc(sizeof(double) * (size_t)(rows * widest));
+    double *a = fmlp_malloc(sizeof(double) * (size_t)(rows * widest));
+    double *b = fmlp_malloc(sizeof(double) * (size_t)(rows * widest));
     if (!a || !b) {
         free(a);
         free(b);

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/json.h"
@@ -214,8 +215,8 @@ static int by_name(const void *a, const void *b)
 static fmlp_status check_layout(fmlp_st_file *f)
 {
     if (!f->n) return FMLP_OK;
-    st_ref *refs = malloc((size_t)f->n * sizeof *refs);
-    f->by_name = malloc((size_t)f->n * sizeof(int));
+    st_ref *refs = fmlp_malloc((size_t)f->n * sizeof *refs);
+    f->by_name = fmlp_malloc((size_t)f->n * sizeof(int));
     if (!refs || !f->by_name) {
         free(refs);
         return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory indexing the %d tensors of '%.300s'", f->n, f->path);
@@ -263,8 +264,8 @@ static fmlp_status load_header(fmlp_st_file *f, const json_value *root)
     }
     if (n > INT32_MAX / 2)
         return st_fail(FMLP_ERR_FORMAT, f->path, NULL, FIX_CORRUPT, "header lists %zu tensors", n);
-    f->entries = calloc(n ? n : 1, sizeof(st_entry));
-    f->names = malloc(name_bytes ? name_bytes : 1);
+    f->entries = fmlp_calloc(n ? n : 1, sizeof(st_entry));
+    f->names = fmlp_malloc(name_bytes ? name_bytes : 1);
     if (!f->entries || !f->names)
         return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory reading the header of '%.300s'", f->path);
 
@@ -348,8 +349,8 @@ fmlp_status fmlp_st_open(const char *path, fmlp_st_file **out)
     if (!path || !path[0])
         return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_st_open: path is %s; pass a .safetensors file",
                          path ? "empty" : "NULL");
-    fmlp_st_file *f = calloc(1, sizeof *f);
-    if (f) f->path = strdup(path);
+    fmlp_st_file *f = fmlp_calloc(1, sizeof *f);
+    if (f) f->path = fmlp_strdup(path);
     if (!f || !f->path) {
         fmlp_st_close(f);
         return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory opening '%.300s'", path);

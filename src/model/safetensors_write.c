@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/json.h"
 #include "model/safetensors.h"
@@ -18,7 +19,7 @@
 static bool name_survives_json(const char *name)
 {
     size_t n = strlen(name), need = json_escape(NULL, 0, name, n);
-    char *buf = malloc(need + 1);
+    char *buf = fmlp_malloc(need + 1);
     if (!buf) return true;
     json_escape(buf, need + 1, name, n);
     json_doc *d = json_parse(buf, need, NULL);
@@ -136,7 +137,7 @@ fmlp_status fmlp_st_write(const char *path, const fmlp_st_tensor *tensors, int n
     if (n < 0 || (n > 0 && !tensors))
         return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_st_write: %d tensors at %p; pass n >= 0 tensors", n,
                          (const void *)tensors);
-    uint64_t *ofs = calloc((size_t)n + 1, sizeof *ofs);
+    uint64_t *ofs = fmlp_calloc((size_t)n + 1, sizeof *ofs);
     if (!ofs) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "fmlp_st_write: out of memory");
     char *header = NULL;
     size_t hlen = 0;

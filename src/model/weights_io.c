@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "model/safetensors.h"
@@ -145,7 +146,7 @@ static fmlp_status set_one(fmlp_mlp *mlp, const fmlp_st_file *f, const char *ful
     if (st != FMLP_OK) return st;
     size_t es = fmlp_dtype_size(dt);
     if ((uintptr_t)data % es == 0) return fmlp_mlp_set_weight(mlp, local, dt, data, rows, cols);
-    void *copy = malloc((size_t)(rows * cols) * es);
+    void *copy = fmlp_malloc((size_t)(rows * cols) * es);
     if (!copy) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory reading '%.200s'", full);
     st = fmlp_st_read(f, full, dt, copy, r, c);
     if (st == FMLP_OK) st = fmlp_mlp_set_weight(mlp, local, dt, copy, rows, cols);
@@ -190,8 +191,8 @@ fmlp_status fmlp_mlp_save_safetensors(const fmlp_mlp *mlp, const char *path, con
     if (!prefix) prefix = "";
     fmlp_dtype dt = fmlp_mlp_get_desc(mlp)->dtype;
     int n = fmlp_mlp_tensor_count(mlp);
-    fmlp_st_tensor *t = calloc((size_t)(n > 0 ? n : 1), sizeof *t);
-    char *names = calloc((size_t)(n > 0 ? n : 1), NAME_CAP);
+    fmlp_st_tensor *t = fmlp_calloc((size_t)(n > 0 ? n : 1), sizeof *t);
+    char *names = fmlp_calloc((size_t)(n > 0 ? n : 1), NAME_CAP);
     float *f32 = NULL;
     fmlp_status st = t && names ? FMLP_OK : fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory saving '%.300s'", path);
     for (int i = 0; i < n && st == FMLP_OK; i++) {
@@ -201,8 +202,8 @@ fmlp_status fmlp_mlp_save_safetensors(const fmlp_mlp *mlp, const char *path, con
         if (st == FMLP_OK) st = full_name(prefix, local, names + (size_t)i * NAME_CAP);
         if (st != FMLP_OK) break;
         size_t count = (size_t)(rows * cols);
-        float *tmp = realloc(f32, count * sizeof(float) + 1);
-        void *data = malloc(count * fmlp_dtype_size(dt) + 1);
+        float *tmp = fmlp_realloc(f32, count * sizeof(float) + 1);
+        void *data = fmlp_malloc(count * fmlp_dtype_size(dt) + 1);
         if (tmp) f32 = tmp;
         if (!tmp || !data) {
             free(data);

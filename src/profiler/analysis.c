@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/json.h"
 
 typedef struct {
@@ -62,7 +63,7 @@ static bool collect_steps(const pe_calls *cs, pe_analysis *a)
 {
     int n = 0;
     for (size_t i = 0; i < cs->n; i++) n += cs->c[i].kind == PE_STEP;
-    a->steps = calloc(n ? n : 1, sizeof *a->steps);
+    a->steps = fmlp_calloc(n ? n : 1, sizeof *a->steps);
     if (!a->steps) return false;
     if (n) {
         for (size_t i = 0; i < cs->n; i++) {
@@ -146,7 +147,7 @@ static void step_numbers(const pe_calls *cs, const bool *is_work, const bool *is
 /* issues[i]: call i is the runtime call that started a copy or memset. */
 static bool copy_issuers(const pe_calls *cs, bool **issues)
 {
-    bool *v = calloc(cs->n + 1, sizeof *v);
+    bool *v = fmlp_calloc(cs->n + 1, sizeof *v);
     if (!v) return false;
     for (size_t i = 0; i < cs->n; i++) {
         const pe_call *c = &cs->c[i];
@@ -179,7 +180,7 @@ static double dispatch_ns(const pe_calls *cs, const int *below, size_t i)
 
 static bool kernel_stats(const pe_calls *cs, const bool *is_work, const int *below, pe_analysis *a)
 {
-    a->kernels = calloc(cs->n + 1, sizeof *a->kernels);
+    a->kernels = fmlp_calloc(cs->n + 1, sizeof *a->kernels);
     if (!a->kernels) return false;
     for (size_t i = 0; i < cs->n; i++) {
         if (!is_work[i]) continue;
@@ -245,7 +246,7 @@ bool pe_analyze(const pe_set *s, const pe_calls *cs, pe_analysis *a)
     if (cs->n == 0) return false;
     bool *is_work = NULL, *issues_copy = NULL;
     int *below = NULL;
-    step_spans sp = {malloc(cs->n * sizeof *sp.kern), malloc(cs->n * sizeof *sp.dev), malloc(cs->n * sizeof *sp.all)};
+    step_spans sp = {fmlp_malloc(cs->n * sizeof *sp.kern), fmlp_malloc(cs->n * sizeof *sp.dev), fmlp_malloc(cs->n * sizeof *sp.all)};
     bool ok = pe_calls_work(cs, &is_work, &below) && copy_issuers(cs, &issues_copy) && sp.kern && sp.dev && sp.all &&
               collect_steps(cs, a) && kernel_stats(cs, is_work, below, a);
     if (ok) {

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+
 void pe_set_init(pe_set *s)
 {
     memset(s, 0, sizeof *s);
@@ -39,7 +41,7 @@ static uint64_t hash_str(const char *str)
 static bool strings_grow(pe_strings *t)
 {
     size_t cap = t->cap ? t->cap * 2 : 256;
-    char **slot = calloc(cap, sizeof *slot);
+    char **slot = fmlp_calloc(cap, sizeof *slot);
     if (!slot) return false;
     for (size_t i = 0; i < t->cap; i++) {
         if (!t->slot[i]) continue;
@@ -66,7 +68,7 @@ const char *pe_intern(pe_set *s, const char *str)
     size_t j = hash_str(str) & (t->cap - 1);
     while (t->slot[j] && strcmp(t->slot[j], str) != 0) j = (j + 1) & (t->cap - 1);
     if (!t->slot[j]) {
-        t->slot[j] = strdup(str);
+        t->slot[j] = fmlp_strdup(str);
         if (!t->slot[j]) {
             s->oom = true;
             return NULL;
@@ -82,7 +84,7 @@ pe_event *pe_add(pe_set *s, pe_kind kind, const char *name)
 {
     if (s->n == s->cap) {
         size_t cap = s->cap ? s->cap * 2 : 1024;
-        pe_event *ev = realloc(s->ev, cap * sizeof *ev);
+        pe_event *ev = fmlp_realloc(s->ev, cap * sizeof *ev);
         if (!ev) {
             s->oom = true;
             return NULL;

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/internal.h"
@@ -29,7 +30,7 @@ fmlp_status fmlp_profiler_create(fmlp_ctx *ctx, const fmlp_profiler_options *opt
     fmlp_profiler_options o = opt ? *opt : fmlp_profiler_options_default();
     fmlp_status s = prof_schedule_check(&o);
     if (s != FMLP_OK) return s;
-    fmlp_profiler *p = calloc(1, sizeof *p);
+    fmlp_profiler *p = fmlp_calloc(1, sizeof *p);
     if (!p) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory creating a profiler");
     p->ctx = ctx;
     p->opt = o;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "profiler/tree.h"
 
 enum { LEFT = 190, TOP = 56, ROW = 18, LANE_GAP = 10, AXIS_H = 30, CHAR_W = 6 };
@@ -77,8 +78,8 @@ static int find_lane(const layout *L, const pe_event *e)
 static bool assign_depths(layout *L)
 {
     const pe_set *s = L->s;
-    int *idx = malloc((s->n + 1) * sizeof *idx);
-    int64_t *stack_end = malloc((s->n + 1) * sizeof *stack_end);
+    int *idx = fmlp_malloc((s->n + 1) * sizeof *idx);
+    int64_t *stack_end = fmlp_malloc((s->n + 1) * sizeof *stack_end);
     if (!idx || !stack_end) {
         free(idx);
         free(stack_end);
@@ -121,9 +122,9 @@ static bool build_layout(layout *L, const pe_set *s, const pe_svg_options *o)
         if (L->t1 <= L->t0) L->t0 = 0, L->t1 = 1000;
     }
     L->plot_w = (o->width > 0 ? o->width : 1600) - LEFT - 20;
-    L->lanes = calloc(s->n + 1, sizeof *L->lanes);
-    L->ev_lane = malloc((s->n + 1) * sizeof *L->ev_lane);
-    L->ev_depth = calloc(s->n + 1, sizeof *L->ev_depth);
+    L->lanes = fmlp_calloc(s->n + 1, sizeof *L->lanes);
+    L->ev_lane = fmlp_malloc((s->n + 1) * sizeof *L->ev_lane);
+    L->ev_depth = fmlp_calloc(s->n + 1, sizeof *L->ev_depth);
     if (!L->lanes || !L->ev_lane || !L->ev_depth) return false;
     for (size_t i = 0; i < s->n; i++) {
         const pe_event *e = &s->ev[i];

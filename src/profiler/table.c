@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "profiler/analysis.h"
 #include "profiler/prof.h"
@@ -104,7 +105,7 @@ static fmlp_status parse_sort(const char *s, bool has_dev, sort_key *out)
 /* Groups calls by key in first-seen order (a stable base for the sort). */
 static row *group_rows(const pe_calls *cs, size_t *nrows)
 {
-    row *rows = calloc(cs->n + 1, sizeof *rows);
+    row *rows = fmlp_calloc(cs->n + 1, sizeof *rows);
     if (!rows) return NULL;
     size_t n = 0;
     for (size_t i = 0; i < cs->n; i++) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "profiler/trace_handle.h"
 #include "profiler/trace_read.h"
@@ -16,7 +17,7 @@ static fmlp_status new_trace(const void *src, fmlp_trace **out, const char *what
     if (!out) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "%s: out is NULL; pass the address of an fmlp_trace *", what);
     *out = NULL;
     if (!src) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "%s: the input is NULL", what);
-    *t = calloc(1, sizeof **t);
+    *t = fmlp_calloc(1, sizeof **t);
     if (!*t) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory opening a trace");
     pthread_mutex_init(&(*t)->lock, NULL);
     return FMLP_OK;
@@ -25,7 +26,7 @@ static fmlp_status new_trace(const void *src, fmlp_trace **out, const char *what
 /* Takes the status of reading `t`; on success counts its steps. */
 static fmlp_status finish_open(fmlp_status s, fmlp_trace *t, const char *path, fmlp_trace **out)
 {
-    if (s == FMLP_OK && !(t->path = strdup(path))) s = fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory reading %s", path);
+    if (s == FMLP_OK && !(t->path = fmlp_strdup(path))) s = fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory reading %s", path);
     if (s != FMLP_OK) {
         fmlp_trace_close(t);
         return s;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/json.h"
 #include "profiler/torch_work.h"
@@ -34,7 +35,7 @@ static int64_t clamp_i64(double v, double lo, double hi)
 static bool read_all(const char *path, char **out, size_t *len)
 {
     size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
+    char *buf = fmlp_malloc(cap);
     if (!buf) return false;
 #ifdef FMLP_HAVE_ZLIB
     gzFile g = gzopen(path, "rb");
@@ -44,7 +45,7 @@ static bool read_all(const char *path, char **out, size_t *len)
     }
     for (;;) {
         if (n == cap) {
-            char *nb = realloc(buf, cap *= 2);
+            char *nb = fmlp_realloc(buf, cap *= 2);
             if (!nb) break;
             buf = nb;
         }
@@ -67,7 +68,7 @@ static bool read_all(const char *path, char **out, size_t *len)
     }
     for (;;) {
         if (n == cap) {
-            char *nb = realloc(buf, cap *= 2);
+            char *nb = fmlp_realloc(buf, cap *= 2);
             if (!nb) break;
             buf = nb;
         }

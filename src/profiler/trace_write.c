@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/json.h"
 #include "profiler/analysis.h"
@@ -171,7 +172,7 @@ static void put_lanes(FILE *f, const pe_set *s, int64_t t_first)
     put_meta(f, "process_name", s->pid, 0, t_first, "name", "fmlp", 0);
     put_meta(f, "process_labels", s->pid, 0, t_first, "labels", "CPU", 0);
     put_meta(f, "process_sort_index", s->pid, 0, t_first, "sort_index", NULL, 0);
-    int64_t *seen = malloc((s->n + 1) * 2 * sizeof *seen);
+    int64_t *seen = fmlp_malloc((s->n + 1) * 2 * sizeof *seen);
     if (!seen) return;
     size_t nseen = 0;
     for (size_t i = 0; i < s->n; i++) {
@@ -247,7 +248,7 @@ char *prof_trace_json(const pe_set *s, const fmlp_profiler_options *opt, size_t 
     *len = 0;
     FILE *f = open_memstream(&buf, len);
     if (!f) return NULL;
-    size_t *order = malloc((s->n + 1) * sizeof *order);
+    size_t *order = fmlp_malloc((s->n + 1) * sizeof *order);
     pe_calls cs;
     bool have_calls = order && pe_calls_build(s, &cs);
     if (!have_calls) {

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+
 typedef struct {
     int64_t *key;
     int *val;
@@ -16,8 +18,8 @@ static bool idmap_init(idmap *m, size_t n)
 {
     m->cap = 16;
     while (m->cap < n * 2 + 2) m->cap *= 2;
-    m->key = malloc(m->cap * sizeof *m->key);
-    m->val = malloc(m->cap * sizeof *m->val);
+    m->key = fmlp_malloc(m->cap * sizeof *m->key);
+    m->val = fmlp_malloc(m->cap * sizeof *m->val);
     if (!m->key || !m->val) return false;
     for (size_t i = 0; i < m->cap; i++) m->val[i] = -1;
     return true;
@@ -96,7 +98,7 @@ static void nest_cpu(pe_calls *cs, int *order, size_t m)
 {
     sort_base = cs->c;
     qsort(order, m, sizeof *order, by_lane_time);
-    int *stack = malloc((m + 1) * sizeof *stack);
+    int *stack = fmlp_malloc((m + 1) * sizeof *stack);
     if (!stack) return;
     size_t depth = 0;
     for (size_t k = 0; k < m; k++) {
@@ -119,7 +121,7 @@ static void nest_cpu(pe_calls *cs, int *order, size_t m)
 bool pe_calls_build(const pe_set *s, pe_calls *out)
 {
     memset(out, 0, sizeof *out);
-    pe_call *c = calloc(s->n + 1, sizeof *c);
+    pe_call *c = fmlp_calloc(s->n + 1, sizeof *c);
     idmap by_corr = {0}, by_ext = {0}, by_start = {0};
     bool ok = c && idmap_init(&by_corr, s->n) && idmap_init(&by_ext, s->n) && idmap_init(&by_start, s->n);
     if (!ok) {
@@ -174,8 +176,8 @@ bool pe_calls_build(const pe_set *s, pe_calls *out)
     out->n = n;
 
     /* Each call's lane records, grouped, so writers need no search. */
-    size_t *fill = calloc(n + 1, sizeof *fill);
-    out->lane_ev = malloc((s->n + 1) * sizeof *out->lane_ev);
+    size_t *fill = fmlp_calloc(n + 1, sizeof *fill);
+    out->lane_ev = fmlp_malloc((s->n + 1) * sizeof *out->lane_ev);
     if (!fill || !out->lane_ev) {
         free(fill);
         idmap_free(&by_corr);
@@ -214,7 +216,7 @@ bool pe_calls_build(const pe_set *s, pe_calls *out)
         }
     }
 
-    int *order = malloc((n + 1) * sizeof *order);
+    int *order = fmlp_malloc((n + 1) * sizeof *order);
     size_t m = 0;
     if (!order) {
         idmap_free(&by_corr);
@@ -295,9 +297,9 @@ static bool is_kernelish(pe_kind k)
 
 bool pe_calls_work(const pe_calls *cs, bool **work, int **below)
 {
-    bool *w = calloc(cs->n + 1, sizeof *w);
-    bool *busy_below = calloc(cs->n + 1, sizeof *busy_below);
-    int *b = calloc(cs->n + 1, sizeof *b);
+    bool *w = fmlp_calloc(cs->n + 1, sizeof *w);
+    bool *busy_below = fmlp_calloc(cs->n + 1, sizeof *busy_below);
+    int *b = fmlp_calloc(cs->n + 1, sizeof *b);
     if (!w || !busy_below || !b) {
         free(w);
         free(busy_below);
@@ -361,7 +363,7 @@ static int by_ext(const void *a, const void *b)
 
 bool pe_give_work_to_kernels(pe_set *s)
 {
-    ext_idx *k = malloc((s->n + 1) * sizeof *k);
+    ext_idx *k = fmlp_malloc((s->n + 1) * sizeof *k);
     if (!k) return false;
     size_t nk = 0;
     for (size_t i = 0; i < s->n; i++)
