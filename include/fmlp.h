@@ -126,6 +126,14 @@ void fmlp_convert_buffer(fmlp_dtype dst_dtype, void *dst, fmlp_dtype src_dtype, 
  * 4.255e12, "B/s" -> "4.255 TB/s". Returns buf. */
 const char *fmlp_si_format(double value, const char *unit, char *buf, size_t len);
 
+/* Checked arithmetic for sizes, counts and FLOPs: a * b and a + b into
+ * *out, or false (and *out untouched) when the result does not fit int64.
+ * The library computes every size, count and FLOP total with these and
+ * fails with a message instead of wrapping; a program sizing buffers from
+ * its users' numbers can do the same. */
+bool fmlp_mul_i64(int64_t a, int64_t b, int64_t *out);
+bool fmlp_add_i64(int64_t a, int64_t b, int64_t *out);
+
 /* ----------------------------------------------------------------- context */
 
 typedef struct fmlp_ctx fmlp_ctx;

@@ -4,6 +4,7 @@
 #include "cli_profile.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -85,6 +86,17 @@ int cli_prof_take(cli_prof_opts *o, const cli_arg *a)
     return 1;
 }
 
+bool cli_prof_check(const cli_prof_opts *o, const char *cmd)
+{
+    if (!o->enabled) return true;
+    int64_t cycle = (int64_t)(o->cold ? 0 : o->wait + o->warmup) + o->active, steps;
+    if (fmlp_mul_i64(cycle, o->repeat, &steps) && steps <= INT_MAX) return true;
+    cli_error(cmd, "--wait %d + --warmup %d + --active %d steps per cycle x --repeat %d cycles is more than the %d steps "
+                   "a profiler counts; use fewer",
+              o->cold ? 0 : o->wait, o->cold ? 0 : o->warmup, o->active, o->repeat, INT_MAX);
+    return false;
+}
+
 typedef struct {
     const cli_prof_opts *o;
     const char *run_name;
@@ -158,7 +170,7 @@ fmlp_status cli_prof_run(fmlp_ctx *ctx, const cli_prof_opts *o, const char *run_
     fmlp_profiler *prof;
     fmlp_status s = fmlp_profiler_create(ctx, &po, &prof);
     if (s != FMLP_OK) return s;
-    int steps = (po.wait + po.warmup + po.active) * (po.repeat > 0 ? po.repeat : 1);
+    int steps = (po.wait + po.warmup + po.active) * po.repeat; /* cli_prof_check bounds it */
     s = fmlp_profiler_start(prof);
     for (int i = 0; i < steps && s == FMLP_OK; i++) {
         s = forward(arg);

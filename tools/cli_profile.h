@@ -27,6 +27,9 @@ void cli_prof_options(cli_options *l);
  * on a bad value (message already printed to stderr). */
 int cli_prof_take(cli_prof_opts *o, const cli_arg *a);
 void cli_prof_usage(FILE *f);
+/* Whether the schedule's steps (cycle x --repeat) fit the profiler's step
+ * count; prints "fmlp CMD: ..." when they do not. */
+bool cli_prof_check(const cli_prof_opts *o, const char *cmd);
 
 /* Profiles `forward(arg)` for one mode under the options' schedule and prints
  * the table (and analyses) to `out`; with a trace dir, writes

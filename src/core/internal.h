@@ -78,4 +78,10 @@ void fmlp_ws_give(fmlp_ctx *ctx, fmlp_ws_block *b);
 /* Host allocation, 64-byte aligned, zero bytes allowed; free with free(). */
 void *fmlp_host_alloc(size_t bytes);
 
+/* Checks a tensor handed in as `what` ("x", "copy destination"): a known
+ * dtype and device, data unless it is empty, rows and cols >= 0, ld >= cols,
+ * and an extent ((rows - 1) * ld + cols elements) whose bytes fit int64,
+ * returned in *extent_bytes (0 when empty; NULL: not wanted). */
+fmlp_status fmlp_tensor_check(const char *what, const fmlp_tensor *t, int64_t *extent_bytes);
+
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/checked.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/internal.h"
@@ -54,7 +55,10 @@ static fmlp_status alloc_layer(fmlp_layer *l, int64_t n, int64_t k, bool bias, f
 {
     l->n = n;
     l->k = k;
-    l->w = fmlp_host_alloc((size_t)(n * k) * fmlp_dtype_size(dt));
+    int64_t bytes;
+    fmlp_status s = fmlp_checked_bytes("a weight", n, k, dt, "use smaller dims", &bytes);
+    if (s != FMLP_OK) return s;
+    l->w = fmlp_host_alloc((size_t)bytes);
     l->b = bias ? fmlp_host_alloc((size_t)n * fmlp_dtype_size(dt)) : NULL;
     if (!l->w || (bias && !l->b))
         return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory for a (%lld, %lld) %s weight", (long long)n, (long long)k,
@@ -269,8 +273,8 @@ fmlp_status fmlp_mlp_get_weight(const fmlp_mlp *m, const char *name, float *out,
     bool is_bias;
     fmlp_layer *l = find_tensor((fmlp_mlp *)m, name, &is_bias);
     if (!l) return unknown_tensor(m, name);
-    int64_t count = is_bias ? l->n : l->n * l->k;
-    if (rows * cols != count)
+    int64_t count = is_bias ? l->n : l->n * l->k, given;
+    if (!fmlp_mul_i64(rows, cols, &given) || rows < 0 || cols < 0 || given != count)
         return fmlp_fail(FMLP_ERR_SHAPE, "%s holds %lld values but the buffer was given as [%lld, %lld]", name,
                          (long long)count, (long long)rows, (long long)cols);
     fmlp_convert(FMLP_F32, out, m->desc.dtype, is_bias ? l->b : l->w, count);

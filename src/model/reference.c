@@ -5,6 +5,7 @@
 
 #include "core/act_ref.h"
 #include "core/alloc.h"
+#include "core/checked.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "model/mlp_internal.h"
@@ -29,8 +30,12 @@ fmlp_status fmlp_mlp_reference(const fmlp_mlp *m, const double *x, int64_t rows,
     fmlp_dtype dt = d->dtype;
     int64_t widest = d->dim > d->hidden ? d->dim : d->hidden;
     if (d->out_dim > widest) widest = d->out_dim;
-    double *a = fmlp_malloc(sizeof(double) * (size_t)(rows * widest));
-    double *b = fmlp_malloc(sizeof(double) * (size_t)(rows * widest));
+    int64_t bytes;
+    fmlp_status s = fmlp_checked_bytes("the reference's buffers", rows, widest, FMLP_F32, "use fewer rows", &bytes);
+    if (s != FMLP_OK) return s;
+    if (!fmlp_mul_i64(bytes, 2, &bytes)) return fmlp_too_large("the reference's buffers", "in f64", "bytes", "use fewer rows");
+    double *a = fmlp_malloc((size_t)bytes);
+    double *b = fmlp_malloc((size_t)bytes);
     if (!a || !b) {
         free(a);
         free(b);

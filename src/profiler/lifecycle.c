@@ -2,6 +2,7 @@
  * decide when ctx->prof is set (so forwards record), when a window's events
  * are dropped (warmup) or handed over as the completed trace, and when
  * on_trace_ready fires. ProfilerStep#N spans are opened and closed here. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,6 +240,9 @@ fmlp_status fmlp_profiler_step(fmlp_profiler *p)
 {
     if (!p) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_profiler_step: profiler is NULL");
     if (!p->started) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_profiler_step: profiler not started; call fmlp_profiler_start first");
+    if (p->step_num == INT_MAX)
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_profiler_step: %d steps is the most a profiler counts; stop "
+                         "it and start it again", INT_MAX);
     /* Switching device collection off and on again costs milliseconds
      * (and the first calls after it more): it happens between the steps,
      * outside both ProfilerStep spans, and never between warmup and the
