@@ -24,8 +24,16 @@ struct fmlp_ctx {
     int device_index;
     const fmlp_backend *be;
     void *be_state; /* backend private */
-    /* Non-NULL only while a profiler records: the executor's one branch. */
-    struct fmlp_profiler *volatile prof;
+    /* Non-NULL only while a profiler records: the executor's one branch.
+     * Read and written atomically; code that records takes it with
+     * fmlp_prof_hold (profiler/hook.h), which keeps it from being freed. */
+    struct fmlp_profiler *prof;
+    unsigned prof_epoch;       /* the hold slot new holders count in (its low bit) */
+    int prof_holders[2];       /* holders per slot */
+    pthread_mutex_t prof_sync; /* one profiler waiting for holders at a time */
+    /* The caller's reference plus one per MLP and profiler made on the
+     * context (atomic): the last to go frees it. */
+    int refs;
     pthread_mutex_t ws_lock;
     fmlp_ws_block *ws_free;
     int64_t ws_live; /* bytes of workspace held by running forwards */
@@ -70,6 +78,11 @@ struct fmlp_mlp {
     fmlp_plan_slot plans[FMLP_PLAN_SLOTS];
     uint64_t plan_clock;
 };
+
+/* A reference to the context, for each MLP and profiler made on it; the
+ * last fmlp_ctx_unref (fmlp_ctx_destroy is the caller's) frees it. */
+void fmlp_ctx_ref(fmlp_ctx *ctx);
+void fmlp_ctx_unref(fmlp_ctx *ctx);
 
 /* Workspace for one forward: take at least `bytes`, give it back after. */
 fmlp_status fmlp_ws_take(fmlp_ctx *ctx, size_t bytes, fmlp_ws_block **out);

@@ -163,8 +163,9 @@ fmlp_status fmlp_tensor_copy(fmlp_ctx *ctx, fmlp_tensor *dst, const fmlp_tensor 
                          (long long)dst->cols, fmlp_dtype_name(dst->dtype));
     if (bytes == 0) return FMLP_OK;
     bool host = dst->device == FMLP_DEVICE_CPU && src->device == FMLP_DEVICE_CPU;
-    struct fmlp_profiler *prof = ctx->prof;
-    if (host || !prof) return transfer(ctx, dst, src, host);
+    fmlp_prof_hold hold = host ? (fmlp_prof_hold){NULL, 0} : fmlp_prof_hold_take(ctx);
+    struct fmlp_profiler *prof = hold.p;
+    if (!prof) return transfer(ctx, dst, src, host);
     /* A copy to or from the device is an op in profiles, as aten::copy_ is,
      * so its runtime call and GPU memcpy carry an External id. */
     char shapes[64];
@@ -174,5 +175,6 @@ fmlp_status fmlp_tensor_copy(fmlp_ctx *ctx, fmlp_tensor *dst, const fmlp_tensor 
     int64_t id = fmlp_prof_op_begin(prof, "fmlp::copy_", shapes, 0, moved);
     fmlp_status s = transfer(ctx, dst, src, host);
     fmlp_prof_op_end(prof, id);
+    fmlp_prof_hold_give(ctx, hold);
     return s;
 }

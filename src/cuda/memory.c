@@ -18,8 +18,9 @@ static size_t round_block(size_t bytes)
 
 static void report_memory(fmlp_ctx *ctx, fmlp_cu_state *st, int64_t delta)
 {
-    struct fmlp_profiler *p = ctx->prof;
-    if (p) fmlp_prof_memory(p, st->device, delta, st->live_bytes);
+    fmlp_prof_hold h = fmlp_prof_hold_take(ctx);
+    if (h.p) fmlp_prof_memory(h.p, st->device, delta, st->live_bytes);
+    fmlp_prof_hold_give(ctx, h);
 }
 
 fmlp_status fmlp_cu_alloc(fmlp_ctx *ctx, size_t bytes, void **out)
@@ -138,8 +139,9 @@ fmlp_status fmlp_cu_check_device_ptr(fmlp_cu_state *st, const char *what, const 
  * in (fmlp::copy_); returns whether one was pushed (pop it after). */
 static bool tag_copy(fmlp_ctx *ctx)
 {
-    struct fmlp_profiler *p = ctx->prof;
-    const int64_t ext = p && fmlp_cu_prof_active() ? fmlp_prof_current_op(p) : 0;
+    fmlp_prof_hold h = fmlp_prof_hold_take(ctx);
+    const int64_t ext = h.p && fmlp_cu_prof_active() ? fmlp_prof_current_op(h.p) : 0;
+    fmlp_prof_hold_give(ctx, h);
     if (ext) fmlp_cu_prof_push(ext);
     return ext != 0;
 }

@@ -98,6 +98,7 @@ fmlp_status fmlp_mlp_create(fmlp_ctx *ctx, const fmlp_mlp_desc *desc, uint64_t s
     fmlp_mlp *m = fmlp_calloc(1, sizeof *m);
     if (!m) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory creating an MLP");
     m->ctx = ctx;
+    fmlp_ctx_ref(ctx);
     m->desc = *desc;
     fmlp_mlp_desc *d = &m->desc;
     if (d->out_dim == 0) d->out_dim = d->dim;
@@ -167,7 +168,9 @@ void fmlp_mlp_destroy(fmlp_mlp *m)
     }
     pthread_mutex_destroy(&m->pack_lock);
     pthread_mutex_destroy(&m->plan_lock);
+    fmlp_ctx *ctx = m->ctx;
     free(m);
+    fmlp_ctx_unref(ctx);
 }
 
 fmlp_status fmlp_mlp_ensure_packed(fmlp_mlp *m)

@@ -141,7 +141,8 @@ static fmlp_status run_graph(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *bufs,
 
 static fmlp_status run_plan(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *bufs)
 {
-    struct fmlp_profiler *prof = m->ctx->prof;
+    fmlp_prof_hold hold = fmlp_prof_hold_take(m->ctx);
+    struct fmlp_profiler *prof = hold.p;
     const fmlp_backend *be = m->ctx->be;
     /* Inside the caller's own capture, the kernels go into its graph. */
     bool graph = m->graph && be->graph_launch && !(be->caller_capturing && be->caller_capturing(m->ctx));
@@ -152,6 +153,7 @@ static fmlp_status run_plan(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *bufs)
     else
         s = run_kernels(m, p, bufs, prof);
     if (prof) fmlp_prof_op_end(prof, outer);
+    fmlp_prof_hold_give(m->ctx, hold);
     return s;
 }
 

@@ -23,6 +23,7 @@ bool prof_has_schedule(const fmlp_profiler_options *o);
 
 struct fmlp_profiler {
     fmlp_ctx *ctx;
+    uint64_t serial; /* unique per profiler made: a range opened under another is never closed in this one */
     fmlp_profiler_options opt;
     pthread_mutex_t lock; /* guards cur, gen and the step span */
     pe_set cur;           /* the window being recorded */
@@ -37,6 +38,12 @@ struct fmlp_profiler {
     bool collecting; /* the backend's device activity collection is on */
     atomic_llong next_id, next_corr;
 };
+
+/* Sets (on) or clears ctx->prof to p: whether forwards record into it. */
+void prof_attach(fmlp_profiler *p, bool on);
+/* Clears ctx->prof if it is p, then waits until no forward holds p
+ * (fmlp_prof_hold_take); after it p may be freed. */
+void prof_detach_and_wait(fmlp_profiler *p);
 
 /* Table of an event set; `with_flops` adds the FLOPs, FLOP/s and Bytes/s
  * columns when any row has FLOPs. Returns a malloc'd string or NULL (OOM). */
