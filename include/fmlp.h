@@ -246,7 +246,11 @@ typedef struct {
 #define FMLP_MAX_LAYERS 32
 
 /* Creates an MLP with weights drawn from `seed` (PyTorch's default Linear
- * init scale: uniform(-1/sqrt(in), 1/sqrt(in)) for weights and biases). */
+ * init scale: uniform(-1/sqrt(in), 1/sqrt(in)) for weights and biases).
+ * The weights are made at their first use (a forward, get or set weight,
+ * load, save, reference), so creating an MLP and planning it allocates
+ * nothing large; running out of memory for them is reported by that first
+ * use, which then leaves the MLP as it was. */
 fmlp_status fmlp_mlp_create(fmlp_ctx *ctx, const fmlp_mlp_desc *desc, uint64_t seed, fmlp_mlp **out);
 void fmlp_mlp_destroy(fmlp_mlp *mlp);
 /* NULL for NULL. */

@@ -49,7 +49,7 @@ struct fmlp_ctx {
 typedef struct {
     char wname[64], bname[64];
     int64_t n, k;
-    void *w; /* (n, k) row-major */
+    void *w; /* (n, k) row-major; NULL until fmlp_mlp_materialize */
     void *b; /* (n) or NULL */
     void *packed;
 } fmlp_layer;
@@ -72,6 +72,8 @@ struct fmlp_mlp {
     fmlp_layer layers[FMLP_MAX_LAYERS]; /* GATED: 0 gate, 1 up, 2 down */
     void *packed_glu;                   /* GATED: gate and up together */
     bool graph;
+    uint64_t seed;  /* the weights are drawn from it when first needed */
+    int weights_ok; /* __atomic access: layers[].w and .b exist */
     pthread_mutex_t pack_lock;
     int packed_ok; /* __atomic access: packings match the weights */
     pthread_mutex_t plan_lock; /* guards the slots below */

@@ -22,6 +22,14 @@ check "  the message names --active and --repeat" grep -q -- "--active 1000000 s
 check "  and nothing was profiled" bash -c "! grep -q Verdict '$TMP/out'"
 check "--cold --active 1000000 --repeat 3000 (3 x 10^9 steps): usage error" status_is 2 "$FMLP" mlp --cold \
     --batch 1 --seq 1 --dim 16 --hidden 16 --iters 1 --mode fused --active 1000000 --repeat 3000
+check "--explain of a 65536 x 65536 f32 GeGLU (51 GB of weights) prints its plans" status_is 0 "$FMLP" mlp --explain \
+    --dim 65536 --hidden 65536 --dtype f32 --batch 64 --seq 128
+check "  all three" test "$(grep -c '^plan: ' "$TMP/out")" -eq 3
+if [ -x /usr/bin/time ]; then
+    check "  in under 200 MB of memory (no weights made)" bash -c \
+        "/usr/bin/time -f %M -o '$TMP/rss' '$FMLP' mlp --explain --dim 65536 --hidden 65536 --dtype f32 >/dev/null &&
+         [ \$(tail -1 '$TMP/rss') -lt 200000 ]"
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
