@@ -62,6 +62,14 @@ typedef enum {
 const char *fmlp_last_error(void);
 const char *fmlp_status_name(fmlp_status s);
 
+/* Writes `len` bytes to `path` whole or not at all, as fmlp writes every
+ * file: into a temporary file beside it, each write checked, synced to disk
+ * and renamed over it, so on any failure (a full disk) nothing is left
+ * behind and a previous file is untouched. A symlink is written through:
+ * its target is replaced and the link stays. A device or FIFO
+ * (/dev/stdout) cannot be replaced and is written directly. */
+fmlp_status fmlp_file_write(const char *path, const void *data, size_t len);
+
 /* ------------------------------------------------------------ enumerations */
 
 /* Each vocabulary is one table with a row per value, in value order:

@@ -1,6 +1,7 @@
 /* Why: see alloc.h. One relaxed load per allocation while nothing is armed. */
 #include "core/alloc.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,11 +31,11 @@ static bool refused(size_t bytes)
     if (!__atomic_load_n(&g_armed, __ATOMIC_RELAXED)) return false;
     int64_t n = __atomic_add_fetch(&g_count, 1, __ATOMIC_SEQ_CST);
     size_t max = __atomic_load_n(&g_max_bytes, __ATOMIC_RELAXED);
-    if (n == __atomic_load_n(&g_fail_nth, __ATOMIC_RELAXED)) {
-        __atomic_store_n(&g_fired, 1, __ATOMIC_SEQ_CST);
-        return true;
-    }
-    return max && bytes > max;
+    bool refuse = n == __atomic_load_n(&g_fail_nth, __ATOMIC_RELAXED);
+    if (refuse) __atomic_store_n(&g_fired, 1, __ATOMIC_SEQ_CST);
+    refuse = refuse || (max && bytes > max);
+    if (refuse) errno = ENOMEM; /* as malloc sets it */
+    return refuse;
 }
 
 void *fmlp_malloc(size_t bytes) { return refused(bytes) ? NULL : malloc(bytes); }

@@ -8,7 +8,6 @@
  * no file. A GPU that was never measured still has its datasheet peaks,
  * computed from the device's properties. It sits below the profiler as a
  * client of the public API (and of the backend's device description). */
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 #include "core/alloc.h"
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/file_out.h"
 #include "core/internal.h"
 #include "core/json.h"
 #include "fmlp.h"
@@ -179,11 +179,25 @@ static fmlp_status gpu_rates(fmlp_ctx *ctx, fmlp_ceilings *c)
     return s;
 }
 
-static fmlp_status save(const char *path, const fmlp_ceilings *c, int threads)
+/* The writer's message, with the way out. */
+static fmlp_status cache_failed(fmlp_status s)
+{
+    char why[600];
+    snprintf(why, sizeof why, "%s", fmlp_last_error());
+    return fmlp_fail(s, "the ceilings cache: %s; or set FMLP_CEILINGS_FILE to a writable path", why);
+}
+
+fmlp_status fmlp_ceilings_save(const char *path, const fmlp_ceilings *c, int threads)
 {
     mkdirs_for(path);
-    FILE *f = fopen(path, "w");
-    if (!f) return fmlp_fail(FMLP_ERR_IO, "cannot write the ceilings cache \"%s\" (%s); set FMLP_CEILINGS_FILE to a writable path", path, strerror(errno));
+    fmlp_file_out out;
+    fmlp_status s = fmlp_file_out_open(&out, path);
+    if (s != FMLP_OK) return cache_failed(s);
+    FILE *f = fmlp_file_out_stream(&out);
+    if (!f) {
+        fmlp_file_out_abort(&out);
+        return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory writing the ceilings cache \"%s\"", path);
+    }
     fprintf(f, "{\"version\":1,\"threads\":%d,\"cpu\":{\"gemm_gflops_f32\":", threads);
     json_write_number(f, c->gemm_gflops_f32);
     fputs(",\"gemm_gflops_bf16\":", f);
@@ -197,9 +211,8 @@ static fmlp_status save(const char *path, const fmlp_ceilings *c, int threads)
     fputs(",\"launch_us\":", f);
     json_write_number(f, c->gpu_launch_us);
     fputs("}}\n", f);
-    bool ok = !ferror(f);
-    ok &= fclose(f) == 0;
-    return ok ? FMLP_OK : fmlp_fail(FMLP_ERR_IO, "writing the ceilings cache \"%s\" failed", path);
+    s = fmlp_file_out_commit(&out);
+    return s == FMLP_OK ? s : cache_failed(s);
 }
 
 /* true when the cache exists, parses and was measured with `threads`
@@ -260,7 +273,7 @@ fmlp_status fmlp_ceilings_measure(fmlp_ctx *ctx, fmlp_ceilings *out)
     out->measured = true;
     char path[4096];
     cache_path(path, sizeof path);
-    s = save(path, out, threads);
+    s = fmlp_ceilings_save(path, out, threads);
     if (s == FMLP_OK) {
         pthread_mutex_lock(&ctx->machine_lock);
         ctx->ceilings = *out;

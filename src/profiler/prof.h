@@ -49,9 +49,11 @@ void prof_detach_and_wait(fmlp_profiler *p);
  * columns when any row has FLOPs. Returns a malloc'd string or NULL (OOM). */
 char *prof_table(const pe_set *s, const fmlp_table_options *opt, bool with_flops, fmlp_status *st);
 
-/* Kineto-convention JSON of an event set (with fmlpAnalysis); malloc'd. */
+/* Kineto-convention JSON of an event set (with fmlpAnalysis); malloc'd,
+ * NULL when memory ran out anywhere in it (never a partial trace). */
 char *prof_trace_json(const pe_set *s, const fmlp_profiler_options *opt, size_t *len);
-/* Writes `len` bytes to `path`, gzip-compressed when it ends in ".gz". */
+/* Writes `len` bytes to `path`, gzip-compressed when it ends in ".gz",
+ * whole or not at all (core/file_out.h). */
 fmlp_status prof_write_file(const char *path, const char *data, size_t len);
 
 #endif

@@ -13,10 +13,6 @@
 #include "profiler/prof.h"
 #include "profiler/tree.h"
 
-#ifdef FMLP_HAVE_ZLIB
-#include <zlib.h>
-#endif
-
 /* Fan-out flows (a CPU region's launching thread to its workers) and the
  * flows of a graph launch's kernels get ids above any correlation id, so no
  * flow id is used twice. */
@@ -43,9 +39,12 @@ static int by_time(const void *a, const void *b)
     return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
 }
 
-static void put_dims(FILE *f, const char *shapes)
+/* false when out of memory */
+static bool put_dims(FILE *f, const char *shapes)
 {
-    json_doc *d = json_parse(shapes, strlen(shapes), NULL);
+    json_error err;
+    json_doc *d = json_parse(shapes, strlen(shapes), &err);
+    if (!d && err.oom) return false;
     if (d && json_doc_root(d)->type == JSON_ARRAY) {
         fputs(",\"Input Dims\":", f);
         fputs(shapes, f);
@@ -54,6 +53,7 @@ static void put_dims(FILE *f, const char *shapes)
         json_write_string(f, shapes);
     }
     json_free(d);
+    return true;
 }
 
 static void put_common(FILE *f, const pe_event *e, bool first)
@@ -69,7 +69,8 @@ static void put_common(FILE *f, const pe_event *e, bool first)
     put_us(f, e->t1 - e->t0);
 }
 
-static void put_span(FILE *f, const pe_event *e, bool first)
+/* false when out of memory */
+static bool put_span(FILE *f, const pe_event *e, bool first)
 {
     put_common(f, e, first);
     fprintf(f, ",\"args\":{\"External id\":%lld", (long long)e->ext_id);
@@ -77,7 +78,7 @@ static void put_span(FILE *f, const pe_event *e, bool first)
     case PE_CPU_OP:
     case PE_USER:
     case PE_STEP:
-        if (e->shapes) put_dims(f, e->shapes);
+        if (e->shapes && !put_dims(f, e->shapes)) return false;
         break;
     case PE_RUNTIME: fprintf(f, ",\"correlation\":%lld", (long long)e->corr); break;
     case PE_KERNEL:
@@ -103,6 +104,7 @@ static void put_span(FILE *f, const pe_event *e, bool first)
     if (e->flops) fprintf(f, ",\"flops\":%lld", (long long)e->flops);
     if (e->bytes) fprintf(f, ",\"bytes\":%lld", (long long)e->bytes);
     fputs("}}", f);
+    return true;
 }
 
 static void put_memory(FILE *f, const pe_event *e)
@@ -165,15 +167,15 @@ static void put_meta(FILE *f, const char *what, int64_t pid, int64_t tid, int64_
 }
 
 /* Names and orders every lane: CPU threads (the stepping thread first),
- * then each device's streams. */
-static void put_lanes(FILE *f, const pe_set *s, int64_t t_first)
+ * then each device's streams; false when out of memory. */
+static bool put_lanes(FILE *f, const pe_set *s, int64_t t_first)
 {
     char name[96];
     put_meta(f, "process_name", s->pid, 0, t_first, "name", "fmlp", 0);
     put_meta(f, "process_labels", s->pid, 0, t_first, "labels", "CPU", 0);
     put_meta(f, "process_sort_index", s->pid, 0, t_first, "sort_index", NULL, 0);
     int64_t *seen = fmlp_malloc((s->n + 1) * 2 * sizeof *seen);
-    if (!seen) return;
+    if (!seen) return false;
     size_t nseen = 0;
     for (size_t i = 0; i < s->n; i++) {
         const pe_event *e = &s->ev[i];
@@ -203,6 +205,7 @@ static void put_lanes(FILE *f, const pe_set *s, int64_t t_first)
         put_meta(f, "thread_sort_index", e->pid, e->tid, t_first, "sort_index", NULL, e->tid);
     }
     free(seen);
+    return true;
 }
 
 static void put_device_props(FILE *f, const fmlp_device_props *d)
@@ -269,70 +272,38 @@ char *prof_trace_json(const pe_set *s, const fmlp_profiler_options *opt, size_t 
             opt && opt->profile_memory, opt && opt->with_flops);
     fprintf(f, "\"traceName\":\"fmlp\",\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":%lld,\n",
             (long long)s->base_ns);
+    /* The analysis fails only for want of memory once there are calls. */
     pe_analysis a;
+    bool ok = true;
     if (pe_analyze(s, &cs, &a)) {
         fputs("\"fmlpAnalysis\":", f);
         pe_analysis_json(&a, s, f);
         fputs(",\n", f);
         pe_analysis_free(&a);
+    } else {
+        ok = cs.n == 0;
     }
     fputs("\"traceEvents\":[\n", f);
     bool first = true;
-    for (size_t k = 0; k < s->n; k++) {
+    for (size_t k = 0; k < s->n && ok; k++) {
         const pe_event *e = &s->ev[order[k]];
         if (e->kind == PE_MEMORY) continue;
-        put_span(f, e, first);
+        ok = put_span(f, e, first);
         first = false;
     }
     if (first) fputs("{\"name\":\"Record Window Start\",\"ph\":\"i\",\"s\":\"g\",\"pid\":0,\"tid\":0,\"ts\":0}", f);
     for (size_t k = 0; k < s->n; k++)
         if (s->ev[order[k]].kind == PE_MEMORY) put_memory(f, &s->ev[order[k]]);
     put_flows(f, s, &cs);
-    put_lanes(f, s, t_first);
+    ok = ok && put_lanes(f, s, t_first);
     fputs("\n]}\n", f);
     free(order);
     pe_calls_free(&cs);
-    if (fclose(f) != 0) {
+    /* The memory stream's own growth failing shows as its error. */
+    ok = ok && !ferror(f);
+    if (fclose(f) != 0 || !ok) {
         free(buf);
         return NULL;
     }
     return buf;
-}
-
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
-fmlp_status prof_write_file(const char *path, const char *data, size_t len)
-{
-    if (ends_with(path, ".gz")) {
-#ifdef FMLP_HAVE_ZLIB
-        gzFile g = gzopen(path, "wb");
-        if (!g) return fmlp_fail(FMLP_ERR_IO, "cannot open \"%s\" for writing; check the directory exists and is writable", path);
-        size_t off = 0;
-        while (off < len) {
-            unsigned chunk = len - off > (1u << 30) ? (1u << 30) : (unsigned)(len - off);
-            if (gzwrite(g, data + off, chunk) != (int)chunk) {
-                gzclose(g);
-                return fmlp_fail(FMLP_ERR_IO, "writing \"%s\" failed (disk full?)", path);
-            }
-            off += chunk;
-        }
-        if (gzclose(g) != Z_OK) return fmlp_fail(FMLP_ERR_IO, "closing \"%s\" failed (disk full?)", path);
-        return FMLP_OK;
-#else
-        return fmlp_fail(FMLP_ERR_UNSUPPORTED,
-                         "\"%s\": this fmlp was built without zlib, so it cannot write .gz; install zlib1g-dev and "
-                         "rebuild, or drop the .gz suffix",
-                         path);
-#endif
-    }
-    FILE *f = fopen(path, "wb");
-    if (!f) return fmlp_fail(FMLP_ERR_IO, "cannot open \"%s\" for writing; check the directory exists and is writable", path);
-    bool ok = fwrite(data, 1, len, f) == len;
-    ok &= fclose(f) == 0;
-    if (!ok) return fmlp_fail(FMLP_ERR_IO, "writing \"%s\" failed (disk full?)", path);
-    return FMLP_OK;
 }

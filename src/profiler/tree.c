@@ -94,12 +94,11 @@ static int64_t start_key(int64_t corr, int starts)
     return (int64_t)((uint64_t)corr * 4u + (uint64_t)starts);
 }
 
-static void nest_cpu(pe_calls *cs, int *order, size_t m)
+/* `stack` has room for m + 1 entries. */
+static void nest_cpu(pe_calls *cs, int *order, size_t m, int *stack)
 {
     sort_base = cs->c;
     qsort(order, m, sizeof *order, by_lane_time);
-    int *stack = fmlp_malloc((m + 1) * sizeof *stack);
-    if (!stack) return;
     size_t depth = 0;
     for (size_t k = 0; k < m; k++) {
         pe_call *c = &cs->c[order[k]];
@@ -115,7 +114,6 @@ static void nest_cpu(pe_calls *cs, int *order, size_t m)
         c->parent = depth ? stack[depth - 1] : -1;
         stack[depth++] = order[k];
     }
-    free(stack);
 }
 
 bool pe_calls_build(const pe_set *s, pe_calls *out)
@@ -216,9 +214,11 @@ bool pe_calls_build(const pe_set *s, pe_calls *out)
         }
     }
 
-    int *order = fmlp_malloc((n + 1) * sizeof *order);
+    int *order = fmlp_malloc((n + 1) * sizeof *order), *stack = fmlp_malloc((n + 1) * sizeof *stack);
     size_t m = 0;
-    if (!order) {
+    if (!order || !stack) {
+        free(order);
+        free(stack);
         idmap_free(&by_corr);
         idmap_free(&by_ext);
         idmap_free(&by_start);
@@ -227,8 +227,9 @@ bool pe_calls_build(const pe_set *s, pe_calls *out)
     }
     for (size_t i = 0; i < n; i++)
         if (!c[i].device) order[m++] = (int)i;
-    nest_cpu(out, order, m);
+    nest_cpu(out, order, m, stack);
     free(order);
+    free(stack);
 
     for (size_t i = 0; i < n; i++) {
         pe_call *k = &c[i];
