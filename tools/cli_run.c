@@ -247,16 +247,15 @@ static int run_modes(const run_opts *r, fmlp_ctx *ctx, fmlp_mlp *mlp, cli_io *io
         char run_name[160];
         snprintf(run_name, sizeof run_name, "%s_%s_%s_%s", shape, fmlp_dtype_name(r->dtype), po->cold ? "cold" : "warm",
                  fmlp_mode_name(mode));
-        fmlp_status s = FMLP_OK;
-        if (po->enabled && po->cold) s = cli_prof_run(ctx, po, run_name, cli_forward_synced, a, stdout);
+        if (po->enabled && po->cold && cli_prof_run(ctx, po, r->cmd, run_name, cli_forward_synced, a, stdout) != 0)
+            return 1;
         cli_timing t = {0};
-        if (s == FMLP_OK) s = cli_time(a, po->cold ? 0 : 1, r->iters, r->budget, &t);
-        if (s == FMLP_OK && po->enabled && !po->cold)
-            s = cli_prof_run(ctx, po, run_name, cli_forward_synced, a, stdout);
-        if (s != FMLP_OK) {
+        if (cli_time(a, po->cold ? 0 : 1, r->iters, r->budget, &t) != FMLP_OK) {
             fprintf(stderr, "fmlp %s: %s forward failed: %s\n", r->cmd, fmlp_mode_name(mode), fmlp_last_error());
             return 1;
         }
+        if (po->enabled && !po->cold && cli_prof_run(ctx, po, r->cmd, run_name, cli_forward_synced, a, stdout) != 0)
+            return 1;
         char tb[32], how[96], rate[32];
         cli_fmt_time(t.median_s, tb, sizeof tb);
         cli_fmt_samples(&t, how, sizeof how);
@@ -333,6 +332,7 @@ int cli_run_main(int argc, char **argv, bool linear)
         return CLI_USAGE_ERROR;
     }
     if (r.input && input_shape(&r) != 0) return 1;
+    if (!r.explain && !cli_prof_make_dir(&r.prof, r.cmd)) return 1;
     fmlp_ctx *ctx;
     fmlp_mlp *mlp;
     if (cli_model_build(&r.model, r.dtype, &ctx, &mlp) != FMLP_OK) return 1;
