@@ -19,7 +19,7 @@
 
 #define MAX_FEATURES (1 << 20)
 
-static fmlp_status check_desc(const fmlp_ctx *ctx, const fmlp_mlp_desc *d)
+fmlp_status fmlp_mlp_desc_check_shape(const fmlp_mlp_desc *d)
 {
     if (d->block != FMLP_BLOCK_GATED && d->block != FMLP_BLOCK_STACK)
         return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "block %d is unknown; use FMLP_BLOCK_GATED or FMLP_BLOCK_STACK", (int)d->block);
@@ -34,6 +34,13 @@ static fmlp_status check_desc(const fmlp_ctx *ctx, const fmlp_mlp_desc *d)
     if (d->block == FMLP_BLOCK_STACK && (d->layers < 1 || d->layers > FMLP_MAX_LAYERS))
         return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "layers = %d is out of range; a stack has 1..%d Linear layers", d->layers,
                          FMLP_MAX_LAYERS);
+    return FMLP_OK;
+}
+
+static fmlp_status check_desc(const fmlp_ctx *ctx, const fmlp_mlp_desc *d)
+{
+    fmlp_status s = fmlp_mlp_desc_check_shape(d);
+    if (s != FMLP_OK) return s;
     char choices[128];
     if ((unsigned)d->act >= FMLP_ACT_COUNT)
         return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "activation %d is unknown; use %s", (int)d->act,

@@ -5,6 +5,10 @@
 
 #include "core/internal.h"
 
+/* The block, widths and layer count of `d` in range (the rest of
+ * fmlp_mlp_create's checks need a context). */
+fmlp_status fmlp_mlp_desc_check_shape(const fmlp_mlp_desc *d);
+
 /* Makes the host weights (drawn from the seed) unless they exist; every
  * reader and writer of layers[].w and .b calls it first. Safe from
  * concurrent forwards. */

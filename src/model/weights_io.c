@@ -10,6 +10,7 @@
 #include "core/alloc.h"
 #include "core/dtype.h"
 #include "core/error.h"
+#include "model/mlp_internal.h"
 #include "model/safetensors.h"
 
 #define NAME_CAP 1024
@@ -316,6 +317,21 @@ static fmlp_status infer_stack(const fmlp_st_file *f, const char *prefix, fmlp_m
     return FMLP_OK;
 }
 
+/* The widths read from the file in range, or an error naming the file. A
+ * layer of 0 outputs is refused here: in a description, out_dim 0 would
+ * mean "same as dim". */
+static fmlp_status check_inferred(const fmlp_st_file *f, const fmlp_mlp_desc *d)
+{
+    if (d->out_dim < 1)
+        return fmlp_fail(FMLP_ERR_FORMAT, "safetensors file '%.300s': its last layer has %lld outputs; a Linear layer has "
+                         "at least 1",
+                         fmlp_st_path(f), (long long)d->out_dim);
+    if (fmlp_mlp_desc_check_shape(d) == FMLP_OK) return FMLP_OK;
+    char why[400];
+    snprintf(why, sizeof why, "%s", fmlp_last_error());
+    return fmlp_fail(FMLP_ERR_FORMAT, "safetensors file '%.300s', from its tensors' shapes: %s", fmlp_st_path(f), why);
+}
+
 fmlp_status fmlp_mlp_desc_from_safetensors(const char *path, const char *prefix, fmlp_mlp_desc *desc)
 {
     if (!path || !desc)
@@ -339,6 +355,7 @@ fmlp_status fmlp_mlp_desc_from_safetensors(const char *path, const char *prefix,
                            "nn.Sequential stack); check the prefix (first tensor: '%.200s')",
                            path, g, s0, fmlp_st_count(f) ? fmlp_st_name(f, 0) : "none");
     }
+    if (st == FMLP_OK) st = check_inferred(f, &d);
     fmlp_st_close(f);
     if (st == FMLP_OK) *desc = d;
     return st;
