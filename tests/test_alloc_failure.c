@@ -53,13 +53,10 @@ static fmlp_status profile(fmlp_ctx *ctx, fmlp_mlp *m, scenario *sc)
 {
     ready r = {sc, 0, FMLP_OK};
     fmlp_profiler_options po = fmlp_profiler_options_default();
-    po.wait = 0;
-    po.warmup = 0;
+    po.wait = po.warmup = 0;
     po.active = 2;
     po.repeat = 1;
-    po.record_shapes = true;
-    po.profile_memory = true;
-    po.with_flops = true;
+    po.record_shapes = po.profile_memory = po.with_flops = true;
     po.on_trace_ready = on_ready;
     po.user = &r;
     fmlp_profiler *p;
@@ -134,12 +131,10 @@ static bool setup(scenario *sc, char *weights, char *trace, size_t cap)
     snprintf(trace, cap, "%s/alloc_failure_trace.json", tu_tmpdir());
     sc->weights = weights;
     sc->trace = trace;
-    fmlp_ctx_options co = fmlp_ctx_options_default();
-    co.threads = 1;
-    fmlp_ctx *ctx;
+    fmlp_ctx *ctx = tu_ctx(1);
     fmlp_mlp *m;
     fmlp_mlp_desc d = {FMLP_BLOCK_GATED, DIM, HIDDEN, 0, 0, FMLP_ACT_GELU_TANH, true, FMLP_F32};
-    if (fmlp_ctx_create(&co, &ctx) != FMLP_OK) return false;
+    if (!ctx) return false;
     bool ok = fmlp_mlp_create(ctx, &d, 42, &m) == FMLP_OK;
     double xd[ROWS * DIM];
     tu_fill(FMLP_F32, sc->x, ROWS * DIM, -1, 1, xd);

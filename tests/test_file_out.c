@@ -223,13 +223,10 @@ int main(void)
     snprintf(g_dir, sizeof g_dir, "%s/file_out", tu_tmpdir());
     mkdir(g_dir, 0755);
     helper();
-    fmlp_ctx_options co = fmlp_ctx_options_default();
-    co.threads = 1;
-    fmlp_ctx *ctx;
+    fmlp_ctx *ctx = tu_ctx(1);
     fmlp_mlp *m;
     fmlp_mlp_desc d = {FMLP_BLOCK_GATED, 16, 24, 0, 0, FMLP_ACT_GELU_TANH, true, FMLP_F32};
-    if (!tu_check(fmlp_ctx_create(&co, &ctx) == FMLP_OK && fmlp_mlp_create(ctx, &d, 3, &m) == FMLP_OK, "an MLP"))
-        return tu_finish();
+    if (!ctx || !tu_check(fmlp_mlp_create(ctx, &d, 3, &m) == FMLP_OK, "an MLP")) return tu_finish();
     fmlp_profiler *p = profiled(ctx, m);
     if (tu_check(p != NULL, "a profiled window")) {
         failures("trace export", "t.json", export, p);

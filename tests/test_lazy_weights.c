@@ -133,10 +133,8 @@ static void failed_first_use(fmlp_ctx *ctx)
 int main(void)
 {
     tu_seed();
-    fmlp_ctx_options o = fmlp_ctx_options_default();
-    o.threads = 1;
-    fmlp_ctx *ctx;
-    if (!tu_check(fmlp_ctx_create(&o, &ctx) == FMLP_OK, "context")) return tu_finish();
+    fmlp_ctx *ctx = tu_ctx(1);
+    if (!ctx) return tu_finish();
     huge_plan(ctx);
     first_use(ctx);
     failed_first_use(ctx);

@@ -156,10 +156,8 @@ int main(void)
 {
     tu_seed();
     arithmetic();
-    fmlp_ctx_options co = fmlp_ctx_options_default();
-    co.threads = 2;
-    fmlp_ctx *ctx;
-    if (tu_check(fmlp_ctx_create(&co, &ctx) == FMLP_OK, "context")) {
+    fmlp_ctx *ctx = tu_ctx(2);
+    if (ctx) {
         tensor_alloc(ctx);
         tensor_copy(ctx);
         plans_and_forwards(ctx);

@@ -222,12 +222,10 @@ int main(void)
 {
     vocabulary();
     context_calls();
-    fmlp_ctx_options o = fmlp_ctx_options_default();
-    o.threads = 1;
-    fmlp_ctx *ctx;
+    fmlp_ctx *ctx = tu_ctx(1);
     fmlp_mlp *m;
     fmlp_mlp_desc d = {FMLP_BLOCK_STACK, 8, 8, 8, 2, FMLP_ACT_RELU, false, FMLP_F32};
-    if (!tu_check(fmlp_ctx_create(&o, &ctx) == FMLP_OK, "context")) return tu_finish();
+    if (!ctx) return tu_finish();
     if (tu_check(fmlp_mlp_create(ctx, &d, 1, &m) == FMLP_OK, "MLP")) {
         tensor_calls(ctx);
         mlp_calls(ctx, m);

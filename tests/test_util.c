@@ -168,3 +168,12 @@ const char *tu_tmpdir(void)
     }
     return dir;
 }
+
+fmlp_ctx *tu_ctx(int threads)
+{
+    fmlp_ctx_options o = fmlp_ctx_options_default();
+    o.threads = threads;
+    fmlp_ctx *ctx = NULL;
+    tu_check(fmlp_ctx_create(&o, &ctx) == FMLP_OK, "a %d-thread context", threads);
+    return ctx;
+}

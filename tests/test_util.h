@@ -73,4 +73,7 @@ char *tu_read_file(const char *path, size_t *len);
 /* A scratch directory for files (created on demand). */
 const char *tu_tmpdir(void);
 
+/* A CPU context of `threads` workers, or NULL after a failed check. */
+fmlp_ctx *tu_ctx(int threads);
+
 #endif

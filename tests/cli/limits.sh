@@ -4,10 +4,8 @@
 # never crash on a wrapped size or run a wrapped count of steps.
 set -u
 FMLP=${1:?usage: limits.sh PATH_TO_FMLP}
-TMP=${FMLP_TEST_TMP:-/tmp}/cli-limits
-rm -rf "$TMP"
-mkdir -p "$TMP"
 . "$(dirname "$0")/lib/check.sh"
+fresh_tmp cli-limits
 
 check "2^48 rows of 16384 f32 (2^64 bytes): exit 1, no crash" status_is 1 "$FMLP" mlp --dtype f32 --batch 16777216 \
     --seq 16777216 --dim 16384 --hidden 1 --iters 1 --no-profile --mode fused

@@ -7,10 +7,8 @@
 # reported as what it is, not as a failed forward.
 set -u
 FMLP=${1:?usage: outputs.sh PATH_TO_FMLP}
-TMP=${FMLP_TEST_TMP:-/tmp}/cli-outputs
-rm -rf "$TMP"
-mkdir -p "$TMP"
 . "$(dirname "$0")/lib/check.sh"
+fresh_tmp cli-outputs
 SMALL="--dim 16 --hidden 24 --batch 1 --seq 4 --iters 1 --budget 0.01 --mode eager --dtype f32"
 
 # --output through a symlink: the target gets y, the link stays a link.
