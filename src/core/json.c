@@ -131,10 +131,9 @@ static bool fail_oom(parser *ps)
     return fail_at(ps, ps->p, "out of memory while parsing");
 }
 
-/* A printable rendering of the byte at p for messages. */
-static const char *show_byte(const parser *ps, const unsigned char *p, char buf[8])
+const char *json_show_byte(const unsigned char *p, const unsigned char *end, char buf[8])
 {
-    if (p >= ps->end) return "end of input";
+    if (p >= end) return "end of input";
     if (*p >= 0x20 && *p < 0x7f)
         snprintf(buf, 8, "'%c'", *p);
     else
@@ -301,7 +300,7 @@ static bool parse_string(parser *ps, const char **out, size_t *out_len)
         }
         default: {
             char b[8];
-            return fail_at(ps, p, "invalid escape '\\' followed by %s", show_byte(ps, p, b));
+            return fail_at(ps, p, "invalid escape '\\' followed by %s", json_show_byte(p, ps->end, b));
         }
         }
         p++;
@@ -386,7 +385,7 @@ static bool parse_literal(parser *ps, const char *word, json_value *v, json_type
     size_t n = strlen(word);
     if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, word, n) != 0) {
         char buf[8];
-        return fail_at(ps, ps->p, "unexpected %s, expected a value", show_byte(ps, ps->p, buf));
+        return fail_at(ps, ps->p, "unexpected %s, expected a value", json_show_byte(ps->p, ps->end, buf));
     }
     v->type = t;
     v->boolean = b;
@@ -419,7 +418,7 @@ static bool parse_array(parser *ps, json_value *v)
             return close_container(ps, base, v);
         }
         char b[8];
-        return fail_at(ps, ps->p, "expected ',' or ']' in array, found %s", show_byte(ps, ps->p, b));
+        return fail_at(ps, ps->p, "expected ',' or ']' in array, found %s", json_show_byte(ps->p, ps->end, b));
     }
 }
 
@@ -436,13 +435,13 @@ static bool parse_object(parser *ps, json_value *v)
         char b[8];
         skip_ws(ps);
         if (ps->p >= ps->end || *ps->p != '"')
-            return fail_at(ps, ps->p, "expected a string key in object, found %s", show_byte(ps, ps->p, b));
+            return fail_at(ps, ps->p, "expected a string key in object, found %s", json_show_byte(ps->p, ps->end, b));
         const char *key;
         size_t key_len;
         if (!parse_string(ps, &key, &key_len)) return false;
         skip_ws(ps);
         if (ps->p >= ps->end || *ps->p != ':')
-            return fail_at(ps, ps->p, "expected ':' after object key, found %s", show_byte(ps, ps->p, b));
+            return fail_at(ps, ps->p, "expected ':' after object key, found %s", json_show_byte(ps->p, ps->end, b));
         ps->p++;
         skip_ws(ps);
         json_value member;
@@ -459,7 +458,7 @@ static bool parse_object(parser *ps, json_value *v)
             ps->p++;
             return close_container(ps, base, v);
         }
-        return fail_at(ps, ps->p, "expected ',' or '}' in object, found %s", show_byte(ps, ps->p, b));
+        return fail_at(ps, ps->p, "expected ',' or '}' in object, found %s", json_show_byte(ps->p, ps->end, b));
     }
 }
 
@@ -494,7 +493,7 @@ static bool parse_value(parser *ps, json_value *v)
     default:
         if (*ps->p == '-' || (*ps->p >= '0' && *ps->p <= '9')) return parse_number(ps, v);
         char b[8];
-        return fail_at(ps, ps->p, "unexpected %s, expected a value", show_byte(ps, ps->p, b));
+        return fail_at(ps, ps->p, "unexpected %s, expected a value", json_show_byte(ps->p, ps->end, b));
     }
 }
 
@@ -525,7 +524,7 @@ json_doc *json_parse(const char *text, size_t len, json_error *err)
         skip_ws(&ps);
         if (ps.p < ps.end) {
             char b[8];
-            ok = fail_at(&ps, ps.p, "unexpected %s after the end of the document", show_byte(&ps, ps.p, b));
+            ok = fail_at(&ps, ps.p, "unexpected %s after the end of the document", json_show_byte(ps.p, ps.end, b));
         }
     }
     free(ps.stack);

@@ -111,6 +111,10 @@ int64_t json_get_int(const json_value *obj, const char *key, int64_t def);
 int json_utf8_len(const unsigned char *p, const unsigned char *end);
 size_t json_put_utf8(unsigned char *o, uint32_t cp);
 
+/* The byte at p as messages show it ('x', 0x1f, or "end of input" at
+ * `end`), in buf. Both parsers word their errors with it. */
+const char *json_show_byte(const unsigned char *p, const unsigned char *end, char buf[8]);
+
 /* The value of the decimal digits [digits, end) (negated when `neg`) when
  * it fits int64, exactly; false when it does not. Both parsers use it. */
 bool json_int_literal(const unsigned char *digits, const unsigned char *end, bool neg, int64_t *out);

@@ -72,24 +72,12 @@ static jp_token fail_kind(jp_parser *p, jp_error_kind kind, const unsigned char 
 
 #define fail(p, where, ...) fail_kind(p, JP_ERR_SYNTAX, where, __VA_ARGS__)
 
-static const char *show_byte(const jp_parser *p, const unsigned char *q, char buf[8]);
-
 /* A syntax error whose message shows the byte at `where` (fmt has one %s),
  * kept out of the hot paths. */
 static __attribute__((noinline, cold)) jp_token fail_at_byte(jp_parser *p, const unsigned char *where, const char *fmt)
 {
     char b[8];
-    return fail(p, where, fmt, show_byte(p, where, b));
-}
-
-static const char *show_byte(const jp_parser *p, const unsigned char *q, char buf[8])
-{
-    if (q >= p->end) return "end of input";
-    if (*q >= 0x20 && *q < 0x7f)
-        snprintf(buf, 8, "'%c'", *q);
-    else
-        snprintf(buf, 8, "0x%02x", *q);
-    return buf;
+    return fail(p, where, fmt, json_show_byte(where, p->end, b));
 }
 
 /* Counts the newlines of [buf, upto), which leave the window. */
@@ -263,7 +251,7 @@ static int check_escape(jp_parser *p, const unsigned char *q, uint32_t *cp)
     }
     if (q[1] != 'u') {
         char b[8];
-        fail(p, q + 1, "invalid escape '\\' followed by %s", show_byte(p, q + 1, b));
+        fail(p, q + 1, "invalid escape '\\' followed by %s", json_show_byte(q + 1, p->end, b));
         return 0;
     }
     int32_t hi = hex4(p, q + 2, q);

@@ -109,6 +109,26 @@ static int key_index(const jp_parser *p, const key *keys, int n)
     return -1;
 }
 
+enum { FIELDS_END = -1, FIELDS_ERROR = -2 };
+
+/* The next member of the object being read whose key is one of `keys` and
+ * not met before (*seen: a bit per key; the first one wins), its value next;
+ * other members are skipped. FIELDS_END after the object's end,
+ * FIELDS_ERROR on a parse error. */
+static int next_field(jp_parser *p, const key *keys, int n, unsigned *seen)
+{
+    jp_token t;
+    while ((t = jp_next(p)) == JP_KEY) {
+        int k = key_index(p, keys, n);
+        if (k >= 0 && !(*seen & (1u << k))) {
+            *seen |= 1u << k;
+            return k;
+        }
+        if (!jp_skip(p)) return FIELDS_ERROR;
+    }
+    return t == JP_OBJECT_END ? FIELDS_END : FIELDS_ERROR;
+}
+
 static bool text_set(reader *r, text *t, const char *s, size_t len)
 {
     len = strnlen(s, len);
@@ -209,13 +229,8 @@ static bool read_args(reader *r)
     raw_event *e = &r->ev;
     jp_token t = jp_next(p);
     if (t != JP_OBJECT) return jp_leave(p, t);
-    while ((t = jp_next(p)) == JP_KEY) {
-        int k = key_index(p, k_args_keys, A_KEYS);
-        if (k < 0 || (e->args_seen & (1u << k))) {
-            if (!jp_skip(p)) return false;
-            continue;
-        }
-        e->args_seen |= 1u << k;
+    int k;
+    while ((k = next_field(p, k_args_keys, A_KEYS, &e->args_seen)) >= 0) {
         bool ok = true;
         switch (k) {
         case A_EXT: ok = read_int(p, &e->ext); break;
@@ -242,7 +257,7 @@ static bool read_args(reader *r)
         }
         if (!ok) return false;
     }
-    return t == JP_OBJECT_END;
+    return k == FIELDS_END;
 }
 
 /* --------------------------------------------------------- making events */
@@ -353,13 +368,8 @@ static bool read_event(reader *r, jp_token t)
     if (t != JP_OBJECT) return jp_leave(p, t);
     raw_event *e = &r->ev;
     reset_event(e);
-    while ((t = jp_next(p)) == JP_KEY) {
-        int k = key_index(p, k_event_keys, K_EVENT_KEYS);
-        if (k < 0 || (e->seen & (1u << k))) {
-            if (!jp_skip(p)) return false;
-            continue;
-        }
-        e->seen |= 1u << k;
+    int k;
+    while ((k = next_field(p, k_event_keys, K_EVENT_KEYS, &e->seen)) >= 0) {
         bool ok = true;
         jp_token v;
         switch (k) {
@@ -382,7 +392,7 @@ static bool read_event(reader *r, jp_token t)
         }
         if (!ok) return false;
     }
-    if (t != JP_OBJECT_END) return false;
+    if (k != FIELDS_END) return false;
     finish_event(r);
     return true;
 }
@@ -438,41 +448,36 @@ static bool read_analysis(reader *r)
     jp_parser *p = r->p;
     jp_token t = jp_next(p);
     if (t != JP_OBJECT) return jp_leave(p, t);
-    bool seen = false;
-    while ((t = jp_next(p)) == JP_KEY) {
-        if (seen || !jp_str_is(p, "ceilings")) {
-            if (!jp_skip(p)) return false;
+    static const key outer[] = {KEY("ceilings")};
+    static const key keys[] = {KEY("gemm_gflops_f32"),      KEY("gemm_gflops_bf16"), KEY("mem_gbps"),
+                               KEY("gpu_gemm_tflops_bf16"), KEY("gpu_mem_gbps"),     KEY("gpu_launch_us"),
+                               KEY("gpu_source")};
+    pe_ceilings *cl = &r->s->ceil;
+    double *dst[] = {&cl->gemm_gflops_f32, &cl->gemm_gflops_bf16, &cl->mem_gbps,
+                     &cl->gpu_gemm_tflops_bf16, &cl->gpu_mem_gbps, &cl->gpu_launch_us};
+    unsigned seen = 0, got = 0;
+    int o, k = FIELDS_END;
+    while ((o = next_field(p, outer, 1, &seen)) >= 0) {
+        t = jp_next(p);
+        if (t != JP_OBJECT) {
+            if (!jp_leave(p, t)) return false;
             continue;
         }
-        seen = true;
-        jp_token c = jp_next(p);
-        if (c != JP_OBJECT) {
-            if (!jp_leave(p, c)) return false;
-            continue;
-        }
-        static const key keys[] = {KEY("gemm_gflops_f32"),      KEY("gemm_gflops_bf16"), KEY("mem_gbps"),
-                                   KEY("gpu_gemm_tflops_bf16"), KEY("gpu_mem_gbps"),     KEY("gpu_launch_us")};
-        pe_ceilings *cl = &r->s->ceil;
-        double *dst[] = {&cl->gemm_gflops_f32, &cl->gemm_gflops_bf16, &cl->mem_gbps,
-                         &cl->gpu_gemm_tflops_bf16, &cl->gpu_mem_gbps, &cl->gpu_launch_us};
-        unsigned got = 0;
         cl->have = true;
-        while ((c = jp_next(p)) == JP_KEY) {
-            if (jp_str_is(p, "gpu_source")) {
+        while ((k = next_field(p, keys, 7, &got)) >= 0) {
+            bool ok;
+            if (k == 6) {
                 jp_token v = jp_next(p);
-                if (v == JP_STRING && !(got & (1u << 6))) cl->gpu_from_device = jp_str_is(p, "from device properties");
-                got |= 1u << 6;
-                if (!jp_leave(p, v)) return false;
-                continue;
+                if (v == JP_STRING) cl->gpu_from_device = jp_str_is(p, "from device properties");
+                ok = jp_leave(p, v);
+            } else {
+                ok = read_num(p, dst[k], NULL);
             }
-            int k = key_index(p, keys, 6);
-            bool ok = k < 0 || (got & (1u << k)) ? jp_skip(p) : read_num(p, dst[k], NULL);
-            if (k >= 0) got |= 1u << k;
             if (!ok) return false;
         }
-        if (c != JP_OBJECT_END) return false;
+        if (k != FIELDS_END) return false;
     }
-    return t == JP_OBJECT_END;
+    return o == FIELDS_END;
 }
 
 /* The document: Kineto's object (traceEvents and friends) or the legacy
