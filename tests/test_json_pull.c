@@ -95,6 +95,9 @@ static void test_cases(void)
         ".5", "+1", "1e400", "-1e400", "tru", "nul", "[true false]", "\"abc", "\"a\x01\"", "\"\\x\"",
         "\"\\u12\"", "\"\\u12g4\"", "\"\\udc00\"", "\"\\ud800\"", "\"\\ud800\\u0041\"", "\"\xc3\"", "\"\xed\xa0\x80\"",
         "\"\xf4\x90\x80\x80\"", "\"\xc0\xaf\"", "[1] [2]", "{\"a\":1} x", "[\"\\", "\"\\u00",
+        /* An error inside a string, then escaped quotes and backslashes to
+         * scan past for the closing quote (or to find there is none). */
+        "\"a\x01\\\"b\\\\\"", "\"a\x01\\\"b\\\\", "\"\\x\\\"\\\"\"", "[\"\xc3(\\\"\"]",
     };
     for (size_t i = 0; i < sizeof invalid / sizeof *invalid; i++)
         tu_check(agree(invalid[i], strlen(invalid[i]), true), "invalid, same message as json_parse: %s", invalid[i]);

@@ -330,11 +330,25 @@ static bool unescape(jp_parser *p, const unsigned char *a, const unsigned char *
 
 /* Whether a closing quote follows q (escaped characters skipped) in the
  * window; *known: whether the window showed enough to tell. */
-static bool terminated(const jp_parser *p, const unsigned char *q, bool *known)
+/* Scans from window index *at for the string's closing quote, leaving *at
+ * where the scan stopped (at a backslash whose escaped byte is not read
+ * yet), so a scan continued after a slide never reads a byte twice. */
+static bool terminated(const jp_parser *p, size_t *at, bool *known)
 {
-    while (q < p->end && *q != '"') q += (*q == '\\' && q + 1 < p->end) ? 2 : 1;
-    *known = q < p->end || p->eof;
-    return q < p->end;
+    const unsigned char *q = p->buf + *at;
+    while (q < p->end && *q != '"') {
+        if (*q != '\\') {
+            q++;
+        } else if (q + 1 < p->end) {
+            q += 2;
+        } else {
+            break;
+        }
+    }
+    *at = (size_t)(q - p->buf);
+    bool closed = q < p->end && *q == '"';
+    *known = closed || p->eof;
+    return closed;
 }
 
 /* After an error inside the string opened at `open` (still in the window):
@@ -344,13 +358,14 @@ static bool terminated(const jp_parser *p, const unsigned char *q, bool *known)
 static bool string_failed(jp_parser *p, const unsigned char *open, const unsigned char *q)
 {
     if (p->err != JP_ERR_SYNTAX || open != p->p) return false;
-    size_t qi = (size_t)(q - p->buf);
-    bool known, closed = terminated(p, q, &known);
+    size_t qi = (size_t)(q - p->buf), at = qi;
+    bool known, closed = terminated(p, &at, &known);
     while (!known && (size_t)(p->end - p->buf) - qi < 65536) {
         ptrdiff_t d = slide(p, p->p);
         if (d < 0) return false;
         qi -= (size_t)d;
-        closed = terminated(p, p->buf + qi, &known);
+        at -= (size_t)d;
+        closed = terminated(p, &at, &known);
     }
     if (known && !closed) {
         p->err = JP_ERR_NONE;
