@@ -118,9 +118,13 @@ static ptrdiff_t slide(jp_parser *p, const unsigned char *keep)
     if (p->pin && p->pin < keep) keep = p->pin;
     size_t drop = (size_t)(keep - p->buf), at = (size_t)(p->p - keep), live = (size_t)(p->end - keep);
     size_t pin = p->pin ? (size_t)(p->pin - keep) : 0;
-    count_lines(p, keep);
-    memmove(p->own, keep, live);
-    p->buf_off += drop;
+    /* A token pinned at the window's start (a long string arriving in
+     * small reads) moves nothing. */
+    if (drop) {
+        count_lines(p, keep);
+        memmove(p->own, keep, live);
+        p->buf_off += drop;
+    }
     if (live == p->cap || (p->filled && p->cap < WINDOW)) {
         unsigned char *nb = fmlp_realloc(p->own, p->cap * 2);
         if (!nb) {
