@@ -13,6 +13,21 @@
  * change an MLP (fmlp_mlp_set_weight, fmlp_mlp_init_random, loading) must not
  * run concurrently with forwards on that MLP. A profiler records the forwards
  * of the context it was created on, from any thread.
+ *
+ * Lifetimes: handles may be destroyed in any order. An MLP or profiler
+ * keeps its context alive: fmlp_ctx_destroy gives up the caller's hold,
+ * the MLPs and profilers made on it keep working, and the context is freed
+ * with the last of them. fmlp_profiler_stop and fmlp_profiler_destroy may
+ * run while other threads run forwards (or ranges) on the context: those
+ * forwards finish normally; what they record after the stop is dropped,
+ * and destroy waits (for at most the rest of one forward per thread) until
+ * none of them still records into the profiler. Only the profiler calls
+ * themselves (start, step, stop, destroy, the reports) must not run
+ * concurrently with each other on one profiler.
+ *
+ * NULL: every function takes NULL where it expects a handle, an out
+ * pointer or a FILE, and fails with FMLP_ERR_INVALID_ARGUMENT (getters give
+ * the neutral value documented beside them; void calls do nothing).
  */
 #ifndef FMLP_H
 #define FMLP_H
@@ -46,6 +61,14 @@ typedef enum {
 /* The message of the last failed call on this thread ("" if none). */
 const char *fmlp_last_error(void);
 const char *fmlp_status_name(fmlp_status s);
+
+/* Writes `len` bytes to `path` whole or not at all, as fmlp writes every
+ * file: into a temporary file beside it, each write checked, synced to disk
+ * and renamed over it, so on any failure (a full disk) nothing is left
+ * behind and a previous file is untouched. A symlink is written through:
+ * its target is replaced and the link stays. A device or FIFO
+ * (/dev/stdout) cannot be replaced and is written directly. */
+fmlp_status fmlp_file_write(const char *path, const void *data, size_t len);
 
 /* ------------------------------------------------------------ enumerations */
 
@@ -126,6 +149,14 @@ void fmlp_convert_buffer(fmlp_dtype dst_dtype, void *dst, fmlp_dtype src_dtype, 
  * 4.255e12, "B/s" -> "4.255 TB/s". Returns buf. */
 const char *fmlp_si_format(double value, const char *unit, char *buf, size_t len);
 
+/* Checked arithmetic for sizes, counts and FLOPs: a * b and a + b into
+ * *out, or false (and *out untouched) when the result does not fit int64.
+ * The library computes every size, count and FLOP total with these and
+ * fails with a message instead of wrapping; a program sizing buffers from
+ * its users' numbers can do the same. */
+bool fmlp_mul_i64(int64_t a, int64_t b, int64_t *out);
+bool fmlp_add_i64(int64_t a, int64_t b, int64_t *out);
+
 /* ----------------------------------------------------------------- context */
 
 typedef struct fmlp_ctx fmlp_ctx;
@@ -143,10 +174,17 @@ typedef struct {
 /* Options with every field at its default. */
 fmlp_ctx_options fmlp_ctx_options_default(void);
 fmlp_status fmlp_ctx_create(const fmlp_ctx_options *opt, fmlp_ctx **out);
+/* Gives up the caller's hold on the context; do not use ctx after it. MLPs
+ * and profilers made on it keep it alive until the last of them is
+ * destroyed (see "Lifetimes" above). Free the tensors allocated on it
+ * (fmlp_tensor_alloc) first. */
 void fmlp_ctx_destroy(fmlp_ctx *ctx);
+/* CPU worker threads; 0 for NULL or a device context. */
 int fmlp_ctx_threads(const fmlp_ctx *ctx);
+/* FMLP_DEVICE_CPU for NULL. */
 fmlp_device fmlp_ctx_device(const fmlp_ctx *ctx);
-/* The CPU code path the context runs for `dtype`, e.g. "avx512bf16". */
+/* The CPU code path the context runs for `dtype`, e.g. "avx512bf16";
+ * "none" for NULL or a device context. */
 const char *fmlp_ctx_cpu_path(const fmlp_ctx *ctx, fmlp_dtype dtype);
 
 /* Every CPU code path compiled in, and whether this machine can run it. */
@@ -216,16 +254,22 @@ typedef struct {
 #define FMLP_MAX_LAYERS 32
 
 /* Creates an MLP with weights drawn from `seed` (PyTorch's default Linear
- * init scale: uniform(-1/sqrt(in), 1/sqrt(in)) for weights and biases). */
+ * init scale: uniform(-1/sqrt(in), 1/sqrt(in)) for weights and biases).
+ * The weights are made at their first use (a forward, get or set weight,
+ * load, save, reference), so creating an MLP and planning it allocates
+ * nothing large; running out of memory for them is reported by that first
+ * use, which then leaves the MLP as it was. */
 fmlp_status fmlp_mlp_create(fmlp_ctx *ctx, const fmlp_mlp_desc *desc, uint64_t seed, fmlp_mlp **out);
 void fmlp_mlp_destroy(fmlp_mlp *mlp);
+/* NULL for NULL. */
 const fmlp_mlp_desc *fmlp_mlp_get_desc(const fmlp_mlp *mlp);
+/* 0 for NULL. */
 int64_t fmlp_mlp_out_dim(const fmlp_mlp *mlp);
 
 /* Names as PyTorch's state_dict() writes them: gated "gate_proj.weight",
  * "up_proj.weight", "down_proj.weight" (+ ".bias"); stacks "0.weight",
  * "0.bias", "2.weight", ... Weights are (out_features, in_features). */
-int fmlp_mlp_tensor_count(const fmlp_mlp *mlp);
+int fmlp_mlp_tensor_count(const fmlp_mlp *mlp); /* 0 for NULL */
 /* Name and shape of tensor i (cols = 1 for a bias, which has rows entries). */
 fmlp_status fmlp_mlp_tensor_info(const fmlp_mlp *mlp, int i, const char **name, int64_t *rows, int64_t *cols);
 /* Sets one tensor from host data of any dtype (converted to the MLP's). */
@@ -248,8 +292,8 @@ fmlp_status fmlp_mlp_desc_from_safetensors(const char *path, const char *prefix,
 typedef struct fmlp_st_file fmlp_st_file;
 fmlp_status fmlp_st_open(const char *path, fmlp_st_file **out);
 void fmlp_st_close(fmlp_st_file *f);
-int fmlp_st_count(const fmlp_st_file *f);
-const char *fmlp_st_name(const fmlp_st_file *f, int i);
+int fmlp_st_count(const fmlp_st_file *f);            /* 0 for NULL */
+const char *fmlp_st_name(const fmlp_st_file *f, int i); /* NULL for NULL or i out of range */
 /* Finds a tensor and reports it as rows × cols: cols is the last dimension
  * and rows the product of the others (rank 1: (n, 1); rank 0: (1, 1); rank 3
  * (b, s, d): rows = b*s). Any output may be NULL. The data pointer is the
@@ -303,7 +347,7 @@ typedef struct {
 
 /* The kernels `mode` will run for `rows` input rows, known before running. */
 fmlp_status fmlp_mlp_plan(const fmlp_mlp *mlp, fmlp_mode mode, int64_t rows, fmlp_plan_info *out);
-void fmlp_plan_print(const fmlp_plan_info *plan, FILE *f);
+void fmlp_plan_print(const fmlp_plan_info *plan, FILE *f); /* nothing for NULL */
 
 /* ----------------------------------------------------------------- forward */
 

@@ -211,10 +211,15 @@ static void test_numbers(void)
         snprintf(t, sizeof t, "%.*g", i % 2 ? 17 : (int)(1 + tu_rand_u64() % 17), v);
         jp_parser p;
         jp_init_mem(&p, t, strlen(t), 64, 4);
-        bad += jp_next(&p) != JP_NUMBER || p.num != strtod(t, NULL) || signbit(p.num) != signbit(strtod(t, NULL));
+        const double want = strtod(t, NULL);
+        /* fewer digits can round past the largest double: refused, as json_parse does */
+        if (isinf(want))
+            bad += jp_next(&p) != JP_ERROR;
+        else
+            bad += jp_next(&p) != JP_NUMBER || p.num != want || signbit(p.num) != signbit(want);
         jp_free(&p);
     }
-    tu_check(bad == 0, "20000 random doubles read back exactly as strtod reads them (%d differ)", bad);
+    tu_check(bad == 0, "20000 random doubles read back exactly as strtod reads them, or refused where it overflows (%d differ)", bad);
 }
 
 /* -------------------------------------------------------------- limits */

@@ -209,3 +209,12 @@ bool tu_run_in_child(void (*fn)(void *arg, void *out), void *arg, void *out, siz
     if (pid > 0) waitpid(pid, &status, 0);
     return ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
+
+fmlp_ctx *tu_ctx(int threads)
+{
+    fmlp_ctx_options o = fmlp_ctx_options_default();
+    o.threads = threads;
+    fmlp_ctx *ctx = NULL;
+    tu_check(fmlp_ctx_create(&o, &ctx) == FMLP_OK, "a %d-thread context", threads);
+    return ctx;
+}

@@ -78,4 +78,7 @@ const char *tu_tmpdir(void);
  * while fn ran (what fn held at its peak). false if the child failed. */
 bool tu_run_in_child(void (*fn)(void *arg, void *out), void *arg, void *out, size_t out_len, long *grew_kb);
 
+/* A CPU context of `threads` workers, or NULL after a failed check. */
+fmlp_ctx *tu_ctx(int threads);
+
 #endif

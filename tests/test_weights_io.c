@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/error.h"
 #include "test_util.h"
 
 static fmlp_ctx *g_ctx;
@@ -268,6 +269,43 @@ static void test_torch_fixtures(void)
     fmlp_mlp_destroy(m);
 }
 
+/* Widths read from a file that are out of range name the file, not a
+ * description the user never wrote. */
+static void test_widths_from_file(void)
+{
+    const char *path = tmp_path("widths");
+    float w[64];
+    tu_fill(FMLP_F32, w, 64, -1, 1, NULL);
+    struct {
+        const char *what, *needle;
+        fmlp_st_tensor t[3];
+    } cases[] = {
+        {"gated, 0 hidden", "hidden = 0",
+         {{"gate_proj.weight", FMLP_F32, 2, {0, 16, 0}, w},
+          {"up_proj.weight", FMLP_F32, 2, {0, 16, 0}, w},
+          {"down_proj.weight", FMLP_F32, 2, {16, 0, 0}, w}}},
+        {"gated, 0 inputs", "dim = 0",
+         {{"gate_proj.weight", FMLP_F32, 2, {4, 0, 0}, w},
+          {"up_proj.weight", FMLP_F32, 2, {4, 0, 0}, w},
+          {"down_proj.weight", FMLP_F32, 2, {4, 4, 0}, w}}},
+        {"gated, 0 outputs", "0 outputs",
+         {{"gate_proj.weight", FMLP_F32, 2, {4, 4, 0}, w},
+          {"up_proj.weight", FMLP_F32, 2, {4, 4, 0}, w},
+          {"down_proj.weight", FMLP_F32, 2, {0, 4, 0}, w}}},
+        {"a stack of 2, 0 hidden", "hidden = 0",
+         {{"0.weight", FMLP_F32, 2, {0, 4, 0}, w}, {"2.weight", FMLP_F32, 2, {4, 0, 0}, w}, {0}}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int n = cases[i].t[2].name ? 3 : 2;
+        if (!tu_check(fmlp_st_write(path, cases[i].t, n) == FMLP_OK, "write %s", cases[i].what)) continue;
+        fmlp_mlp_desc got = gated(1, 1, false, FMLP_F32);
+        fmlp_clear_error();
+        tu_expect_fail(fmlp_mlp_desc_from_safetensors(path, NULL, &got), FMLP_ERR_FORMAT, cases[i].what);
+        tu_check(strstr(fmlp_last_error(), path) && strstr(fmlp_last_error(), cases[i].needle) && got.dim == 1,
+                 "  names the file and says \"%s\"; desc untouched: %s", cases[i].needle, fmlp_last_error());
+    }
+}
+
 int main(void)
 {
     tu_seed();
@@ -280,6 +318,7 @@ int main(void)
     test_round_trips();
     test_mismatches();
     test_torch_fixtures();
+    test_widths_from_file();
     fmlp_ctx_destroy(g_ctx);
     return tu_finish();
 }

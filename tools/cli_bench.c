@@ -70,6 +70,32 @@ static void write_csv(FILE *f, const bench_row *r, int n)
                 (double)r[i].flops / r[i].t.median_s * 1e-9, (double)r[i].bytes / r[i].t.median_s * 1e-9);
 }
 
+/* Writes the JSON or CSV whole or not at all (fmlp_file_write); prints
+ * what happened. Returns the exit status. */
+static int save(const char *path, bool json, const cli_model_opts *o, fmlp_ctx *ctx, const bench_row *r, int n)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    bool built = false;
+    if (m) {
+        if (json)
+            write_json(m, o, ctx, r, n);
+        else
+            write_csv(m, r, n);
+        built = !ferror(m);
+        built = fclose(m) == 0 && built;
+    }
+    fmlp_status s = built ? fmlp_file_write(path, buf, len) : FMLP_ERR_OUT_OF_MEMORY;
+    free(buf);
+    if (s == FMLP_OK) {
+        fprintf(stderr, "wrote %s\n", path);
+        return 0;
+    }
+    fprintf(stderr, "fmlp bench: %s\n", built ? fmlp_last_error() : "out of memory formatting the results");
+    return 1;
+}
+
 static double eager_time(const bench_row *r, int n, const bench_row *me)
 {
     for (int i = 0; i < n; i++)
@@ -237,21 +263,8 @@ int cli_bench_main(int argc, char **argv)
         }
     }
     const char *paths[2] = {bo.json, bo.csv};
-    for (int w = 0; w < 2 && !status; w++) {
-        if (!paths[w]) continue;
-        FILE *f = fopen(paths[w], "w");
-        if (!f) {
-            fprintf(stderr, "fmlp bench: cannot write %s\n", paths[w]);
-            status = 1;
-            break;
-        }
-        if (w == 0)
-            write_json(f, &o, last_ctx, res, n);
-        else
-            write_csv(f, res, n);
-        fclose(f);
-        fprintf(stderr, "wrote %s\n", paths[w]);
-    }
+    for (int w = 0; w < 2 && !status; w++)
+        if (paths[w]) status = save(paths[w], w == 0, &o, last_ctx, res, n);
     fmlp_ctx_destroy(last_ctx);
     free(res);
     return status;

@@ -211,8 +211,8 @@ double cli_now(void)
 
 fmlp_status cli_fill_random(const fmlp_tensor *t, uint64_t seed)
 {
-    int64_t n = t->rows * t->cols;
-    float *tmp = malloc(sizeof(float) * (size_t)(n ? n : 1));
+    int64_t n = t->rows * t->cols, bytes; /* the tensor exists, so n fits */
+    float *tmp = fmlp_mul_i64(n ? n : 1, (int64_t)sizeof(float), &bytes) ? malloc((size_t)bytes) : NULL;
     if (!tmp) {
         fprintf(stderr, "fmlp: out of memory for a (%lld, %lld) input\n", (long long)t->rows, (long long)t->cols);
         return FMLP_ERR_OUT_OF_MEMORY;

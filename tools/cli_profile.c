@@ -4,6 +4,7 @@
 #include "cli_profile.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -85,24 +86,36 @@ int cli_prof_take(cli_prof_opts *o, const cli_arg *a)
     return 1;
 }
 
+bool cli_prof_check(const cli_prof_opts *o, const char *cmd)
+{
+    if (!o->enabled) return true;
+    int64_t cycle = (int64_t)(o->cold ? 0 : o->wait + o->warmup) + o->active, steps;
+    if (fmlp_mul_i64(cycle, o->repeat, &steps) && steps <= INT_MAX) return true;
+    cli_error(cmd, "--wait %d + --warmup %d + --active %d steps per cycle x --repeat %d cycles is more than the %d steps "
+                   "a profiler counts; use fewer",
+              o->cold ? 0 : o->wait, o->cold ? 0 : o->warmup, o->active, o->repeat, INT_MAX);
+    return false;
+}
+
+bool cli_prof_make_dir(const cli_prof_opts *o, const char *cmd)
+{
+    if (!o->enabled || !o->trace_dir) return true;
+    struct stat st;
+    if (mkdir(o->trace_dir, 0755) == 0 || (errno == EEXIST && stat(o->trace_dir, &st) == 0 && S_ISDIR(st.st_mode)))
+        return true;
+    cli_error(cmd, "cannot create --trace-dir %s: %s; give a directory that exists or can be made", o->trace_dir,
+              strerror(errno == EEXIST ? ENOTDIR : errno));
+    return false;
+}
+
 typedef struct {
     const cli_prof_opts *o;
     const char *run_name;
     FILE *out;
     int windows;
     fmlp_status status;
+    char why[1024]; /* the first failure's message */
 } ready_ctx;
-
-static fmlp_status write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "fmlp: cannot write %s: %s\n", path, strerror(errno));
-        return FMLP_ERR_IO;
-    }
-    fputs(text, f);
-    return fclose(f) == 0 ? FMLP_OK : FMLP_ERR_IO;
-}
 
 /* Prints the table and analyses of a closed window; with a trace dir,
  * writes them beside the trace. Later windows of --repeat get _wN names. */
@@ -128,23 +141,23 @@ static void on_ready(fmlp_profiler *prof, void *user)
             s = fmlp_profiler_export_trace(prof, path);
             if (s == FMLP_OK) {
                 snprintf(path, sizeof path, "%s.txt", base);
-                s = write_text(path, table);
+                s = fmlp_file_write(path, table, strlen(table));
             }
             if (s == FMLP_OK) fprintf(r->out, "wrote %s.json and %s.txt\n", base, base);
         }
     }
     free(table);
-    if (s != FMLP_OK && r->status == FMLP_OK) r->status = s;
+    if (s != FMLP_OK && r->status == FMLP_OK) {
+        r->status = s;
+        snprintf(r->why, sizeof r->why, "%s", fmlp_last_error());
+    }
 }
 
-fmlp_status cli_prof_run(fmlp_ctx *ctx, const cli_prof_opts *o, const char *run_name,
-                         fmlp_status (*forward)(void *arg), void *arg, FILE *out)
+int cli_prof_run(fmlp_ctx *ctx, const cli_prof_opts *o, const char *cmd, const char *run_name,
+                 fmlp_status (*forward)(void *arg), void *arg, FILE *out)
 {
-    if (o->trace_dir && mkdir(o->trace_dir, 0755) != 0 && errno != EEXIST) {
-        fprintf(stderr, "fmlp: cannot create --trace-dir %s: %s\n", o->trace_dir, strerror(errno));
-        return FMLP_ERR_IO;
-    }
-    ready_ctx r = {o, run_name, out, 0, FMLP_OK};
+    if (!cli_prof_make_dir(o, cmd)) return 1;
+    ready_ctx r = {o, run_name, out, 0, FMLP_OK, ""};
     fmlp_profiler_options po = fmlp_profiler_options_default();
     po.record_shapes = o->record_shapes;
     po.profile_memory = o->profile_memory;
@@ -156,16 +169,28 @@ fmlp_status cli_prof_run(fmlp_ctx *ctx, const cli_prof_opts *o, const char *run_
     po.on_trace_ready = on_ready;
     po.user = &r;
     fmlp_profiler *prof;
-    fmlp_status s = fmlp_profiler_create(ctx, &po, &prof);
-    if (s != FMLP_OK) return s;
-    int steps = (po.wait + po.warmup + po.active) * (po.repeat > 0 ? po.repeat : 1);
-    s = fmlp_profiler_start(prof);
-    for (int i = 0; i < steps && s == FMLP_OK; i++) {
-        s = forward(arg);
-        if (s == FMLP_OK) s = fmlp_profiler_step(prof);
+    if (fmlp_profiler_create(ctx, &po, &prof) != FMLP_OK) {
+        cli_error(cmd, "profiling %s: %s", run_name, fmlp_last_error());
+        return 1;
     }
+    int steps = (po.wait + po.warmup + po.active) * po.repeat; /* cli_prof_check bounds it */
+    fmlp_status s = fmlp_profiler_start(prof), fwd = FMLP_OK;
+    for (int i = 0; i < steps && s == FMLP_OK && fwd == FMLP_OK; i++) {
+        fwd = forward(arg);
+        if (fwd == FMLP_OK) s = fmlp_profiler_step(prof);
+    }
+    if (fwd != FMLP_OK)
+        cli_error(cmd, "%s forward failed while profiling: %s", run_name, fmlp_last_error());
+    else if (s != FMLP_OK)
+        cli_error(cmd, "profiling %s: %s", run_name, fmlp_last_error());
     fmlp_status st = fmlp_profiler_stop(prof);
-    if (s == FMLP_OK) s = st;
+    if (fwd == FMLP_OK && s == FMLP_OK && st != FMLP_OK) {
+        cli_error(cmd, "profiling %s: %s", run_name, fmlp_last_error());
+        s = st;
+    }
     fmlp_profiler_destroy(prof);
-    return s != FMLP_OK ? s : r.status;
+    if (fwd != FMLP_OK || s != FMLP_OK) return 1;
+    if (r.status == FMLP_OK) return 0;
+    cli_error(cmd, "writing the profile of %s: %s", run_name, r.why);
+    return 1;
 }

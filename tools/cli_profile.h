@@ -27,12 +27,21 @@ void cli_prof_options(cli_options *l);
  * on a bad value (message already printed to stderr). */
 int cli_prof_take(cli_prof_opts *o, const cli_arg *a);
 void cli_prof_usage(FILE *f);
+/* Whether the schedule's steps (cycle x --repeat) fit the profiler's step
+ * count; prints "fmlp CMD: ..." when they do not. */
+bool cli_prof_check(const cli_prof_opts *o, const char *cmd);
+
+/* Makes --trace-dir (one level) unless it is a directory already; prints
+ * "fmlp CMD: cannot create --trace-dir DIR: reason" when it cannot. */
+bool cli_prof_make_dir(const cli_prof_opts *o, const char *cmd);
 
 /* Profiles `forward(arg)` for one mode under the options' schedule and prints
  * the table (and analyses) to `out`; with a trace dir, writes
  * DIR/<run_name>.json and DIR/<run_name>.txt. run_name is
- * "<shape>_<dtype>_<cold|warm>_<mode>". */
-fmlp_status cli_prof_run(fmlp_ctx *ctx, const cli_prof_opts *o, const char *run_name,
-                         fmlp_status (*forward)(void *arg), void *arg, FILE *out);
+ * "<shape>_<dtype>_<cold|warm>_<mode>". Returns the exit status: 1 after
+ * printing "fmlp CMD: ..." saying whether a forward, the profiler or
+ * writing its files failed. */
+int cli_prof_run(fmlp_ctx *ctx, const cli_prof_opts *o, const char *cmd, const char *run_name,
+                 fmlp_status (*forward)(void *arg), void *arg, FILE *out);
 
 #endif

@@ -247,16 +247,15 @@ static int run_modes(const run_opts *r, fmlp_ctx *ctx, fmlp_mlp *mlp, cli_io *io
         char run_name[160];
         snprintf(run_name, sizeof run_name, "%s_%s_%s_%s", shape, fmlp_dtype_name(r->dtype), po->cold ? "cold" : "warm",
                  fmlp_mode_name(mode));
-        fmlp_status s = FMLP_OK;
-        if (po->enabled && po->cold) s = cli_prof_run(ctx, po, run_name, cli_forward_synced, a, stdout);
+        if (po->enabled && po->cold && cli_prof_run(ctx, po, r->cmd, run_name, cli_forward_synced, a, stdout) != 0)
+            return 1;
         cli_timing t = {0};
-        if (s == FMLP_OK) s = cli_time(a, po->cold ? 0 : 1, r->iters, r->budget, &t);
-        if (s == FMLP_OK && po->enabled && !po->cold)
-            s = cli_prof_run(ctx, po, run_name, cli_forward_synced, a, stdout);
-        if (s != FMLP_OK) {
+        if (cli_time(a, po->cold ? 0 : 1, r->iters, r->budget, &t) != FMLP_OK) {
             fprintf(stderr, "fmlp %s: %s forward failed: %s\n", r->cmd, fmlp_mode_name(mode), fmlp_last_error());
             return 1;
         }
+        if (po->enabled && !po->cold && cli_prof_run(ctx, po, r->cmd, run_name, cli_forward_synced, a, stdout) != 0)
+            return 1;
         char tb[32], how[96], rate[32];
         cli_fmt_time(t.median_s, tb, sizeof tb);
         cli_fmt_samples(&t, how, sizeof how);
@@ -306,16 +305,38 @@ static int input_shape(run_opts *r)
     return 0;
 }
 
+/* x and y must be addressable: batch x seq rows of dim (out_dim) elements
+ * in bytes that fit int64; prints its own error. */
+static int check_sizes(const run_opts *r)
+{
+    const fmlp_mlp_desc *d = &r->model.desc;
+    int64_t rows, bytes, wide = d->dim > d->out_dim ? d->dim : d->out_dim;
+    if (fmlp_mul_i64(r->model.batch, r->model.seq, &rows) && fmlp_mul_i64(rows, wide, &bytes) &&
+        fmlp_mul_i64(bytes, (int64_t)fmlp_dtype_size(r->dtype), &bytes))
+        return 0;
+    char rows_s[64];
+    if (r->linear)
+        snprintf(rows_s, sizeof rows_s, "--batch %lld rows", (long long)r->model.batch);
+    else
+        snprintf(rows_s, sizeof rows_s, "--batch %lld x --seq %lld rows", (long long)r->model.batch, (long long)r->model.seq);
+    fprintf(stderr, "fmlp %s: %s of %lld %s features need more than %lld bytes, the most fmlp addresses; use a smaller "
+                    "%s\n",
+            r->cmd, rows_s, (long long)wide, fmlp_dtype_name(r->dtype), (long long)INT64_MAX,
+            r->linear ? "--batch" : "--batch or --seq");
+    return 1;
+}
+
 int cli_run_main(int argc, char **argv, bool linear)
 {
     run_opts r;
     int parsed = parse_run(argc, argv, linear, &r);
     if (parsed <= 0) return parsed == 0 ? 0 : CLI_USAGE_ERROR;
-    if (!cli_model_check(&r.model)) {
+    if (!cli_model_check(&r.model) || !cli_prof_check(&r.prof, r.cmd)) {
         usage(stderr, linear);
         return CLI_USAGE_ERROR;
     }
     if (r.input && input_shape(&r) != 0) return 1;
+    if (!r.explain && !cli_prof_make_dir(&r.prof, r.cmd)) return 1;
     fmlp_ctx *ctx;
     fmlp_mlp *mlp;
     if (cli_model_build(&r.model, r.dtype, &ctx, &mlp) != FMLP_OK) return 1;
@@ -326,8 +347,8 @@ int cli_run_main(int argc, char **argv, bool linear)
         r.x_rank = seq ? 3 : 2;
         memcpy(r.x_shape, shape, sizeof shape);
     }
-    int status = 0;
-    if (r.input && r.x_shape[r.x_rank - 1] != r.model.desc.dim) {
+    int status = r.explain ? 0 : check_sizes(&r);
+    if (status == 0 && r.input && r.x_shape[r.x_rank - 1] != r.model.desc.dim) {
         fprintf(stderr, "fmlp %s: %s: x has %lld features but the MLP takes %lld\n", r.cmd, r.input,
                 (long long)r.x_shape[r.x_rank - 1], (long long)r.model.desc.dim);
         status = 1;

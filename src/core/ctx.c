@@ -1,10 +1,13 @@
 /* Why: the context ties a device to its backend and owns what forwards on
  * it share: the backend state (thread pool, streams) and a cache of
  * workspace buffers so steady-state forwards allocate nothing, and the
- * machine's ceilings once src/machine/ has read them. */
+ * machine's ceilings once src/machine/ has read them. MLPs and profilers
+ * hold references to it, so it outlives them whatever order they are
+ * destroyed in. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/internal.h"
 #include "profiler/hook.h"
@@ -27,13 +30,15 @@ fmlp_status fmlp_ctx_create(const fmlp_ctx_options *opt, fmlp_ctx **out)
     const fmlp_backend *be;
     fmlp_status s = fmlp_backend_find(o.device, &be);
     if (s != FMLP_OK) return s;
-    fmlp_ctx *ctx = calloc(1, sizeof *ctx);
+    fmlp_ctx *ctx = fmlp_calloc(1, sizeof *ctx);
     if (!ctx) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory creating a context");
     ctx->device = o.device;
     ctx->device_index = o.device_index;
     ctx->be = be;
+    ctx->refs = 1;
     pthread_mutex_init(&ctx->ws_lock, NULL);
     pthread_mutex_init(&ctx->machine_lock, NULL);
+    pthread_mutex_init(&ctx->prof_sync, NULL);
     pthread_mutex_init(&ctx->auto_lock, NULL);
     const char *measure = getenv("FMLP_AUTO_MEASURE");
     ctx->auto_measure = measure && *measure ? measure[0] == '1' : be->auto_measured;
@@ -41,7 +46,7 @@ fmlp_status fmlp_ctx_create(const fmlp_ctx_options *opt, fmlp_ctx **out)
     if (s != FMLP_OK) {
         pthread_mutex_destroy(&ctx->ws_lock);
         pthread_mutex_destroy(&ctx->machine_lock);
-    pthread_mutex_destroy(&ctx->auto_lock);
+        pthread_mutex_destroy(&ctx->prof_sync);
         pthread_mutex_destroy(&ctx->auto_lock);
         free(ctx);
         return s;
@@ -58,9 +63,8 @@ static void ws_release(fmlp_ctx *ctx, void *p)
         free(p);
 }
 
-void fmlp_ctx_destroy(fmlp_ctx *ctx)
+static void ctx_free(fmlp_ctx *ctx)
 {
-    if (!ctx) return;
     for (fmlp_ws_block *b = ctx->ws_free; b;) {
         fmlp_ws_block *next = b->next;
         ws_release(ctx, b->data);
@@ -70,17 +74,26 @@ void fmlp_ctx_destroy(fmlp_ctx *ctx)
     ctx->be->fini(ctx);
     pthread_mutex_destroy(&ctx->ws_lock);
     pthread_mutex_destroy(&ctx->machine_lock);
+    pthread_mutex_destroy(&ctx->prof_sync);
+    pthread_mutex_destroy(&ctx->auto_lock);
     free(ctx);
 }
 
-fmlp_device fmlp_ctx_device(const fmlp_ctx *ctx) { return ctx->device; }
+void fmlp_ctx_ref(fmlp_ctx *ctx) { __atomic_add_fetch(&ctx->refs, 1, __ATOMIC_RELAXED); }
+
+void fmlp_ctx_unref(fmlp_ctx *ctx)
+{
+    if (ctx && __atomic_sub_fetch(&ctx->refs, 1, __ATOMIC_ACQ_REL) == 0) ctx_free(ctx);
+}
+
+void fmlp_ctx_destroy(fmlp_ctx *ctx) { fmlp_ctx_unref(ctx); }
+
+fmlp_device fmlp_ctx_device(const fmlp_ctx *ctx) { return ctx ? ctx->device : FMLP_DEVICE_CPU; }
 
 void *fmlp_host_alloc(size_t bytes)
 {
-    void *p = NULL;
-    size_t rounded = (bytes + 63) & ~(size_t)63;
-    if (posix_memalign(&p, 64, rounded ? rounded : 64) != 0) return NULL;
-    return p;
+    if (bytes > SIZE_MAX - 63) return NULL;
+    return fmlp_aligned_alloc(64, (bytes + 63) & ~(size_t)63);
 }
 
 /* Workspace taken and given back shows in the profiler as allocations and
@@ -92,8 +105,9 @@ static void ws_account(fmlp_ctx *ctx, const fmlp_ws_block *b, int64_t delta)
     ctx->ws_live += delta;
     int64_t live = ctx->ws_live;
     pthread_mutex_unlock(&ctx->ws_lock);
-    struct fmlp_profiler *prof = ctx->prof;
-    if (prof) fmlp_prof_memory_at(prof, ctx->device == FMLP_DEVICE_CPU ? -1 : ctx->device_index, b->data, delta, live);
+    fmlp_prof_hold h = fmlp_prof_hold_take(ctx);
+    if (h.p) fmlp_prof_memory_at(h.p, ctx->device == FMLP_DEVICE_CPU ? -1 : ctx->device_index, b->data, delta, live);
+    fmlp_prof_hold_give(ctx, h);
 }
 
 static fmlp_ws_block *ws_reuse(fmlp_ctx *ctx, size_t bytes)
@@ -116,7 +130,7 @@ fmlp_status fmlp_ws_take(fmlp_ctx *ctx, size_t bytes, fmlp_ws_block **out)
 {
     fmlp_ws_block *b = ws_reuse(ctx, bytes);
     if (!b) {
-        b = calloc(1, sizeof *b);
+        b = fmlp_calloc(1, sizeof *b);
         if (!b) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory for workspace bookkeeping");
         fmlp_status s = FMLP_OK;
         if (ctx->be->alloc) {

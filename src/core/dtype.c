@@ -61,5 +61,6 @@ void fmlp_convert(fmlp_dtype dst_dt, void *dst, fmlp_dtype src_dt, const void *s
 
 void fmlp_convert_buffer(fmlp_dtype dst_dtype, void *dst, fmlp_dtype src_dtype, const void *src, int64_t n)
 {
+    if (!dst || !src || n <= 0 || (unsigned)dst_dtype >= FMLP_DTYPE_COUNT || (unsigned)src_dtype >= FMLP_DTYPE_COUNT) return;
     fmlp_convert(dst_dtype, dst, src_dtype, src, n);
 }

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
+
 static const char *kind_of(mode_t m)
 {
     if (S_ISFIFO(m)) return "a FIFO (named pipe)";
@@ -62,7 +64,7 @@ bool file_in_read(const char *path, size_t max, char **buf, size_t *len, char *w
         return false;
     }
     /* One byte beyond the size: a file that grew since fstat is caught. */
-    char *b = malloc((size_t)size + 2);
+    char *b = fmlp_malloc((size_t)size + 2);
     if (!b) {
         snprintf(why, why_len, "out of memory reading %llu bytes", (unsigned long long)size);
         close(fd);

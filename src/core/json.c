@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+
 /* ------------------------------------------------------------------ arena */
 
 typedef struct json_block {
@@ -47,7 +49,7 @@ static void *arena_alloc(json_doc *doc, size_t bytes, size_t align)
     size_t grow = !b ? JSON_FIRST_BLOCK_BYTES : b->cap < JSON_BLOCK_BYTES / 2 ? b->cap * 2 : JSON_BLOCK_BYTES;
     size_t cap = bytes > grow ? bytes : grow;
     if (cap > SIZE_MAX - sizeof(json_block)) return NULL;
-    json_block *nb = malloc(sizeof(json_block) + cap);
+    json_block *nb = fmlp_malloc(sizeof(json_block) + cap);
     if (!nb) return NULL;
     nb->cap = cap;
     nb->used = bytes;
@@ -149,7 +151,7 @@ static bool push(parser *ps, const json_value *v)
     if (ps->sp == ps->scap) {
         size_t cap = ps->scap ? ps->scap * 2 : 256;
         if (cap > SIZE_MAX / sizeof(json_value)) return fail_oom(ps);
-        json_value *s = realloc(ps->stack, cap * sizeof(json_value));
+        json_value *s = fmlp_realloc(ps->stack, cap * sizeof(json_value));
         if (!s) return fail_oom(ps);
         ps->stack = s;
         ps->scap = cap;
@@ -346,7 +348,7 @@ static bool parse_number(parser *ps, json_value *v)
     v->is_int = integral && json_int_literal(digits, int_end, neg, &v->u.num.integer);
 
     size_t n = (size_t)(p - s);
-    char small[64], *tmp = n < sizeof small ? small : malloc(n + 1);
+    char small[64], *tmp = n < sizeof small ? small : fmlp_malloc(n + 1);
     if (!tmp) return fail_oom(ps);
     memcpy(tmp, s, n);
     tmp[n] = 0;
@@ -510,7 +512,7 @@ json_doc *json_parse(const char *text, size_t len, json_error *err)
         err->line = err->col = 1;
         return NULL;
     }
-    ps.doc = calloc(1, sizeof(json_doc));
+    ps.doc = fmlp_calloc(1, sizeof(json_doc));
     if (!ps.doc) {
         fail_oom(&ps);
         return NULL;

@@ -67,7 +67,7 @@ bool fmlp_dtype_parse(const char *s, fmlp_dtype *out)
     int v;
     for (int i = 0; s && i < COUNT(dtype_aliases); i++)
         if (strcmp(s, dtype_aliases[i].alias) == 0) s = dtype_names[dtype_aliases[i].dtype];
-    if (!parse(dtype_names, COUNT(dtype_names), s, &v)) return false;
+    if (!out || !parse(dtype_names, COUNT(dtype_names), s, &v)) return false;
     *out = (fmlp_dtype)v;
     return true;
 }
@@ -75,7 +75,7 @@ bool fmlp_dtype_parse(const char *s, fmlp_dtype *out)
 bool fmlp_mode_parse(const char *s, fmlp_mode *out)
 {
     int v;
-    if (!parse(mode_names, COUNT(mode_names), s, &v)) return false;
+    if (!out || !parse(mode_names, COUNT(mode_names), s, &v)) return false;
     *out = (fmlp_mode)v;
     return true;
 }
@@ -83,7 +83,7 @@ bool fmlp_mode_parse(const char *s, fmlp_mode *out)
 bool fmlp_act_parse(const char *s, fmlp_act *out)
 {
     int v;
-    if (!parse(act_names, COUNT(act_names), s, &v)) return false;
+    if (!out || !parse(act_names, COUNT(act_names), s, &v)) return false;
     *out = (fmlp_act)v;
     return true;
 }
@@ -91,7 +91,7 @@ bool fmlp_act_parse(const char *s, fmlp_act *out)
 bool fmlp_device_parse(const char *s, fmlp_device *out)
 {
     int v;
-    if (!parse(device_names, COUNT(device_names), s, &v)) return false;
+    if (!out || !parse(device_names, COUNT(device_names), s, &v)) return false;
     *out = (fmlp_device)v;
     return true;
 }

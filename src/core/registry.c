@@ -60,6 +60,7 @@ int fmlp_cuda_device_count(void)
 
 void fmlp_print_info(FILE *f)
 {
+    if (!f) return;
     fprintf(f, "fmlp %s\n", FMLP_VERSION);
     const fmlp_backend *host = fmlp_backend_at(0);
     if (host->print_info) host->print_info(f);

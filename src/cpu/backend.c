@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/internal.h"
 #include "cpu/features.h"
@@ -59,7 +60,7 @@ static fmlp_status cpu_init(fmlp_ctx *ctx, const fmlp_ctx_options *opt)
         if (!cpu_path_available(path, &why)) return path_unavailable(want, why);
     }
     int threads = opt->threads > 0 ? opt->threads : cpu_features_get()->cores;
-    cpu_state *st = calloc(1, sizeof *st);
+    cpu_state *st = fmlp_calloc(1, sizeof *st);
     if (!st) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory creating the CPU backend");
     st->path = path;
     st->pool = cpu_pool_create(threads);
@@ -130,10 +131,10 @@ static void cpu_name_kernel(fmlp_ctx *ctx, fmlp_dtype dtype, fmlp_kernel *k)
 
 /* One parallel region: one correlation for all its lanes, and the External
  * id of the op that ran it. */
-static void report_lanes(fmlp_ctx *ctx, const fmlp_kernel *k, const cpu_lane_time *t, int lanes, int64_t external_id,
-                         fmlp_prof_record *r)
+static void report_lanes(struct fmlp_profiler *prof, const fmlp_kernel *k, const cpu_lane_time *t, int lanes,
+                         int64_t external_id, fmlp_prof_record *r)
 {
-    const int64_t corr = fmlp_prof_correlation(ctx->prof);
+    const int64_t corr = fmlp_prof_correlation(prof);
     for (int i = 0; i < lanes; i++) {
         memset(&r[i], 0, sizeof r[i]);
         r[i].kind = FMLP_REC_KERNEL;
@@ -151,7 +152,7 @@ static void report_lanes(fmlp_ctx *ctx, const fmlp_kernel *k, const cpu_lane_tim
         r[i].grid[1] = r[i].grid[2] = 1;
         r[i].block[0] = r[i].block[1] = r[i].block[2] = 1;
     }
-    fmlp_prof_record_add_n(ctx->prof, r, lanes);
+    fmlp_prof_record_add_n(prof, r, lanes);
 }
 
 #define STACK_LANES 64
@@ -160,19 +161,21 @@ static fmlp_status cpu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k
                            const fmlp_tensor *in0, const fmlp_tensor *in1, fmlp_tensor *out, int64_t external_id)
 {
     cpu_state *st = state(ctx);
-    bool profiled = ctx->prof != NULL;
+    fmlp_prof_hold hold = fmlp_prof_hold_take(ctx);
+    bool profiled = hold.p != NULL;
     cpu_lane_time stack_times[STACK_LANES], *times = NULL;
     fmlp_prof_record stack_recs[STACK_LANES], *recs = NULL;
     int lanes = cpu_pool_threads(st->pool);
     if (profiled) {
         bool small = lanes <= STACK_LANES;
-        times = small ? stack_times : calloc((size_t)lanes, sizeof *times);
-        recs = small ? stack_recs : calloc((size_t)lanes, sizeof *recs);
+        times = small ? stack_times : fmlp_calloc((size_t)lanes, sizeof *times);
+        recs = small ? stack_recs : fmlp_calloc((size_t)lanes, sizeof *recs);
         if (!times || !recs) {
             if (!small) {
                 free(times);
                 free(recs);
             }
+            fmlp_prof_hold_give(ctx, hold);
             return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory recording kernel lanes");
         }
     }
@@ -194,12 +197,13 @@ static fmlp_status cpu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k
     }
     }
     if (profiled) {
-        report_lanes(ctx, k, times, lanes, external_id, recs);
+        report_lanes(hold.p, k, times, lanes, external_id, recs);
         if (times != stack_times) {
             free(times);
             free(recs);
         }
     }
+    fmlp_prof_hold_give(ctx, hold);
     return FMLP_OK;
 }
 

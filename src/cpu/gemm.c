@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "core/alloc.h"
 #include "core/clock.h"
 #include "core/dtype.h"
 #include "cpu/gemm_internal.h"
@@ -50,7 +51,7 @@ static bool fill_bias(cpu_packed *p, const void *b0, const void *b1)
 {
     if (!b0 && !b1) return true;
     size_t count = (size_t)p->panels * (size_t)p->nr;
-    p->bias = calloc(count, sizeof(float));
+    p->bias = fmlp_calloc(count, sizeof(float));
     if (!p->bias) return false;
     for (int64_t panel = 0; panel < p->panels; panel++)
         for (int j = 0; j < p->nr; j++) {
@@ -73,9 +74,9 @@ static bool fill_bias(cpu_packed *p, const void *b0, const void *b1)
 
 static void *alloc_weights(size_t bytes)
 {
-    if (bytes < GEMM_HUGE_PAGE || bytes > SIZE_MAX - GEMM_HUGE_PAGE) return aligned_alloc(64, bytes);
+    if (bytes < GEMM_HUGE_PAGE || bytes > SIZE_MAX - GEMM_HUGE_PAGE) return fmlp_aligned_alloc(64, bytes);
     bytes = (bytes + GEMM_HUGE_PAGE - 1) / GEMM_HUGE_PAGE * GEMM_HUGE_PAGE;
-    void *w = aligned_alloc(GEMM_HUGE_PAGE, bytes);
+    void *w = fmlp_aligned_alloc(GEMM_HUGE_PAGE, bytes);
 #ifdef MADV_HUGEPAGE
     if (w) (void)madvise(w, bytes, MADV_HUGEPAGE);
 #endif
@@ -91,7 +92,7 @@ static cpu_packed *pack(cpu_path path, fmlp_dtype dtype, const void *w0, const v
     const gemm_path *gp = &cpu_path_table[path].gemm;
     const gemm_kernels *kernels = dtype == FMLP_F32 ? &gp->f32 : &gp->bf16;
     if (!kernels->tile) return NULL; /* a table row whose f32 names a bf16-only path */
-    cpu_packed *p = calloc(1, sizeof *p);
+    cpu_packed *p = fmlp_calloc(1, sizeof *p);
     if (!p) return NULL;
     p->path = path;
     p->gp = gp;

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/clock.h"
 
 /* About 40 us of PAUSEs: long enough to catch the next kernel of a forward,
@@ -89,11 +90,11 @@ static void *worker_main(void *vp)
 cpu_pool *cpu_pool_create(int threads)
 {
     if (threads < 1) threads = 1;
-    cpu_pool *p = calloc(1, sizeof *p);
+    cpu_pool *p = fmlp_calloc(1, sizeof *p);
     if (!p) return NULL;
     p->n = threads;
-    p->threads = calloc((size_t)threads, sizeof *p->threads);
-    p->os_tids = calloc((size_t)threads, sizeof *p->os_tids);
+    p->threads = fmlp_calloc((size_t)threads, sizeof *p->threads);
+    p->os_tids = fmlp_calloc((size_t)threads, sizeof *p->os_tids);
     if (!p->threads || !p->os_tids) goto fail;
     pthread_mutex_init(&p->region_lock, NULL);
     pthread_mutex_init(&p->m, NULL);
@@ -101,7 +102,7 @@ cpu_pool *cpu_pool_create(int threads)
     pthread_cond_init(&p->done_cv, NULL);
     p->os_tids[0] = fmlp_thread_id();
     for (int i = 1; i < threads; i++) {
-        worker_arg *wa = malloc(sizeof *wa);
+        worker_arg *wa = fmlp_malloc(sizeof *wa);
         if (!wa) {
             p->n = i;
             cpu_pool_destroy(p);

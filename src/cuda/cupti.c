@@ -14,6 +14,7 @@
 
 #include <cupti.h>
 
+#include "core/alloc.h"
 #include "core/clock.h"
 #include "core/error.h"
 #include "cuda/cuda_internal.h"
@@ -88,12 +89,12 @@ static const char *intern(const char *s)
         if (strcmp(G.names[i], s) == 0) return G.names[i];
     if (G.n_names == G.cap_names) {
         size_t cap = G.cap_names ? 2 * G.cap_names : 64;
-        char **nn = realloc(G.names, cap * sizeof *nn);
+        char **nn = fmlp_realloc(G.names, cap * sizeof *nn);
         if (!nn) return "kernel";
         G.names = nn;
         G.cap_names = cap;
     }
-    char *c = strdup(s);
+    char *c = fmlp_strdup(s);
     if (!c) return "kernel";
     G.names[G.n_names++] = c;
     return c;
@@ -103,7 +104,7 @@ static cr_rec *push_rec(void)
 {
     if (G.n == G.cap) {
         size_t cap = G.cap ? 2 * G.cap : 4096;
-        cr_rec *nr = realloc(G.recs, cap * sizeof *nr);
+        cr_rec *nr = fmlp_realloc(G.recs, cap * sizeof *nr);
         if (!nr) return NULL;
         G.recs = nr;
         G.cap = cap;
@@ -186,7 +187,7 @@ static void take(const CUpti_Activity *a)
         if (x->externalKind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) return;
         if (G.n_ext == G.cap_ext) {
             size_t cap = G.cap_ext ? 2 * G.cap_ext : 4096;
-            void *ne = realloc(G.ext, cap * sizeof *G.ext);
+            void *ne = fmlp_realloc(G.ext, cap * sizeof *G.ext);
             if (!ne) return;
             G.ext = ne;
             G.cap_ext = cap;
@@ -212,7 +213,7 @@ static struct {
 
 static uint8_t *buffer_new(void)
 {
-    uint8_t *b = aligned_alloc(8, CUPTI_BUFFER_BYTES);
+    uint8_t *b = fmlp_aligned_alloc(8, CUPTI_BUFFER_BYTES);
     if (b) memset(b, 0, CUPTI_BUFFER_BYTES);
     return b;
 }
@@ -396,7 +397,7 @@ fmlp_status fmlp_cu_prof_stop(fmlp_ctx *ctx, struct fmlp_profiler *prof)
     pthread_mutex_lock(&G.lock);
     /* correlation ids that launched GPU work, and those of runtime calls,
      * sorted for lookup */
-    uint32_t *gpu = malloc((G.n ? G.n : 1) * sizeof *gpu), *rt = malloc((G.n ? G.n : 1) * sizeof *rt);
+    uint32_t *gpu = fmlp_malloc((G.n ? G.n : 1) * sizeof *gpu), *rt = fmlp_malloc((G.n ? G.n : 1) * sizeof *rt);
     size_t n_gpu = 0, n_rt = 0;
     for (size_t i = 0; gpu && rt && i < G.n; i++) {
         if (G.recs[i].kind == CR_KERNEL || G.recs[i].kind == CR_MEMCPY || G.recs[i].kind == CR_MEMSET)

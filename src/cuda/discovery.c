@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "cuda/cuda_internal.h"
 
@@ -49,7 +50,7 @@ fmlp_status fmlp_cu_init(fmlp_ctx *ctx, const fmlp_ctx_options *opt)
     if (opt->device_index < 0 || opt->device_index >= n)
         return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "CUDA device %d does not exist; this machine has %d (0..%d)",
                          opt->device_index, n, n - 1);
-    fmlp_cu_state *st = calloc(1, sizeof *st);
+    fmlp_cu_state *st = fmlp_calloc(1, sizeof *st);
     if (!st) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of host memory creating the CUDA backend");
     st->device = opt->device_index;
     fmlp_cu_stream_init(st);

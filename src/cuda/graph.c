@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "cuda/cuda_internal.h"
 
@@ -86,7 +87,7 @@ fmlp_status fmlp_cu_graph_end(fmlp_ctx *ctx, const void *key, size_t key_bytes, 
     if (e != cudaSuccess) return fmlp_cu_fail(e, "capturing the forward into a CUDA graph");
     if (!exec) return FMLP_OK;
 
-    void *kcopy = malloc(key_bytes);
+    void *kcopy = fmlp_malloc(key_bytes);
     if (!kcopy) {
         cudaGraphExecDestroy(exec);
         return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of host memory caching a CUDA graph");

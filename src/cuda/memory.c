@@ -5,6 +5,7 @@
  * or a misaligned view is an error message, not a fault. */
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "cuda/cuda_internal.h"
 #include "profiler/hook.h"
@@ -17,8 +18,9 @@ static size_t round_block(size_t bytes)
 
 static void report_memory(fmlp_ctx *ctx, fmlp_cu_state *st, int64_t delta)
 {
-    struct fmlp_profiler *p = ctx->prof;
-    if (p) fmlp_prof_memory(p, st->device, delta, st->live_bytes);
+    fmlp_prof_hold h = fmlp_prof_hold_take(ctx);
+    if (h.p) fmlp_prof_memory(h.p, st->device, delta, st->live_bytes);
+    fmlp_prof_hold_give(ctx, h);
 }
 
 fmlp_status fmlp_cu_alloc(fmlp_ctx *ctx, size_t bytes, void **out)
@@ -48,7 +50,7 @@ fmlp_status fmlp_cu_alloc(fmlp_ctx *ctx, size_t bytes, void **out)
     }
     if (e == cudaSuccess && st->n_live == st->cap_live) {
         int cap = st->cap_live ? 2 * st->cap_live : 64;
-        fmlp_cu_block *nl = realloc(st->live, (size_t)cap * sizeof *nl);
+        fmlp_cu_block *nl = fmlp_realloc(st->live, (size_t)cap * sizeof *nl);
         if (!nl) {
             cudaFree(p);
             pthread_mutex_unlock(&st->lock);
@@ -137,8 +139,9 @@ fmlp_status fmlp_cu_check_device_ptr(fmlp_cu_state *st, const char *what, const 
  * in (fmlp::copy_); returns whether one was pushed (pop it after). */
 static bool tag_copy(fmlp_ctx *ctx)
 {
-    struct fmlp_profiler *p = ctx->prof;
-    const int64_t ext = p && fmlp_cu_prof_active() ? fmlp_prof_current_op(p) : 0;
+    fmlp_prof_hold h = fmlp_prof_hold_take(ctx);
+    const int64_t ext = h.p && fmlp_cu_prof_active() ? fmlp_prof_current_op(h.p) : 0;
+    fmlp_prof_hold_give(ctx, h);
     if (ext) fmlp_cu_prof_push(ext);
     return ext != 0;
 }

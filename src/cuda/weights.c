@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "cuda/cuda_internal.h"
 
@@ -44,7 +45,7 @@ fmlp_status fmlp_cu_pack(fmlp_ctx *ctx, fmlp_dtype dtype, const void *w, const v
 {
     fmlp_cu_state *st = fmlp_cu_state_of(ctx);
     *packed = NULL;
-    fmlp_cu_packed *p = calloc(1, sizeof *p);
+    fmlp_cu_packed *p = fmlp_calloc(1, sizeof *p);
     if (!p) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of host memory packing weights");
     p->dtype = dtype;
     p->n = n;
@@ -69,9 +70,9 @@ fmlp_status fmlp_cu_pack_glu(fmlp_ctx *ctx, fmlp_dtype dtype, const void *wg, co
     *packed = NULL;
     const size_t es = fmlp_dtype_size(dtype);
     const int64_t nw = 2 * ((n + 7) / 8 * 8);
-    char *hw = calloc((size_t)(nw * k), es);
-    char *hb = (bg || bu) ? calloc((size_t)nw, es) : NULL;
-    fmlp_cu_packed *p = calloc(1, sizeof *p);
+    char *hw = fmlp_calloc((size_t)(nw * k), es);
+    char *hb = (bg || bu) ? fmlp_calloc((size_t)nw, es) : NULL;
+    fmlp_cu_packed *p = fmlp_calloc(1, sizeof *p);
     if (!hw || (!hb && (bg || bu)) || !p) {
         free(hw);
         free(hb);

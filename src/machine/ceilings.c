@@ -8,17 +8,17 @@
  * no file. A GPU that was never measured still has its datasheet peaks,
  * computed from the device's properties. It sits below the profiler as a
  * client of the public API (and of the backend's device description). */
-#include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/file_in.h"
+#include "core/file_out.h"
 #include "core/internal.h"
 #include "core/json.h"
 #include "fmlp.h"
@@ -131,7 +131,7 @@ static fmlp_status memcpy_rate(int threads, double *gbps)
 {
     if (threads < 1) threads = 1;
     if (threads > MAX_COPY_THREADS) threads = MAX_COPY_THREADS;
-    char *a = malloc(MEMCPY_BYTES), *b = malloc(MEMCPY_BYTES);
+    char *a = fmlp_malloc(MEMCPY_BYTES), *b = fmlp_malloc(MEMCPY_BYTES);
     if (!a || !b) {
         free(a);
         free(b);
@@ -186,21 +186,27 @@ static fmlp_status gpu_rates(fmlp_ctx *ctx, fmlp_ceilings *c)
 #define CACHE_MAX_BYTES 65536
 #define CACHE_FIX "point FMLP_CEILINGS_FILE at a regular file (or remove what is there)"
 
-static fmlp_status save(const char *path, const fmlp_ceilings *c, int threads)
+/* The writer's message, with the way out. */
+static fmlp_status cache_failed(fmlp_status s)
 {
-    mkdirs_for(path);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC, 0644);
+    char why[600];
+    snprintf(why, sizeof why, "%s", fmlp_last_error());
+    return fmlp_fail(s, "the ceilings cache: %s; or set FMLP_CEILINGS_FILE to a writable path", why);
+}
+
+fmlp_status fmlp_ceilings_save(const char *path, const fmlp_ceilings *c, int threads)
+{
     struct stat sb;
-    if (fd >= 0 && (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))) {
-        close(fd);
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
         return fmlp_fail(FMLP_ERR_IO, "the ceilings cache \"%s\" is not a regular file; %s", path, CACHE_FIX);
-    }
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    mkdirs_for(path);
+    fmlp_file_out out;
+    fmlp_status s = fmlp_file_out_open(&out, path);
+    if (s != FMLP_OK) return cache_failed(s);
+    FILE *f = fmlp_file_out_stream(&out);
     if (!f) {
-        int e = errno;
-        if (fd >= 0) close(fd);
-        return fmlp_fail(FMLP_ERR_IO, "cannot write the ceilings cache \"%s\" (%s); set FMLP_CEILINGS_FILE to a writable path", path,
-                         strerror(e));
+        fmlp_file_out_abort(&out);
+        return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory writing the ceilings cache \"%s\"", path);
     }
     fprintf(f, "{\"version\":1,\"threads\":%d,\"cpu\":{\"gemm_gflops_f32\":", threads);
     json_write_number(f, c->gemm_gflops_f32);
@@ -215,9 +221,8 @@ static fmlp_status save(const char *path, const fmlp_ceilings *c, int threads)
     fputs(",\"launch_us\":", f);
     json_write_number(f, c->gpu_launch_us);
     fputs("}}\n", f);
-    bool ok = !ferror(f);
-    ok &= fclose(f) == 0;
-    return ok ? FMLP_OK : fmlp_fail(FMLP_ERR_IO, "writing the ceilings cache \"%s\" failed", path);
+    s = fmlp_file_out_commit(&out);
+    return s == FMLP_OK ? s : cache_failed(s);
 }
 
 /* *found: the cache exists, parses and was measured with `threads` (-1:
@@ -283,7 +288,7 @@ fmlp_status fmlp_ceilings_measure(fmlp_ctx *ctx, fmlp_ceilings *out)
     out->measured = true;
     char path[4096];
     cache_path(path, sizeof path);
-    s = save(path, out, threads);
+    s = fmlp_ceilings_save(path, out, threads);
     if (s == FMLP_OK) {
         pthread_mutex_lock(&ctx->machine_lock);
         ctx->ceilings = *out;

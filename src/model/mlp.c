@@ -1,12 +1,16 @@
 /* Why: the MLP object: its description checked once, its Linear layers
  * named as PyTorch's state_dict names them, weights stored on the host in
  * the MLP's dtype, and the backend's packed layouts built once before the
- * first forward after any change. */
+ * first forward after any change. Host weights are made (and drawn from
+ * the seed) at their first use, not at create: an MLP whose plan is all
+ * that is asked for (--explain) never holds gigabytes of weights. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+#include "core/checked.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/internal.h"
@@ -15,7 +19,7 @@
 
 #define MAX_FEATURES (1 << 20)
 
-static fmlp_status check_desc(const fmlp_ctx *ctx, const fmlp_mlp_desc *d)
+fmlp_status fmlp_mlp_desc_check_shape(const fmlp_mlp_desc *d)
 {
     if (d->block != FMLP_BLOCK_GATED && d->block != FMLP_BLOCK_STACK)
         return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "block %d is unknown; use FMLP_BLOCK_GATED or FMLP_BLOCK_STACK", (int)d->block);
@@ -30,6 +34,13 @@ static fmlp_status check_desc(const fmlp_ctx *ctx, const fmlp_mlp_desc *d)
     if (d->block == FMLP_BLOCK_STACK && (d->layers < 1 || d->layers > FMLP_MAX_LAYERS))
         return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "layers = %d is out of range; a stack has 1..%d Linear layers", d->layers,
                          FMLP_MAX_LAYERS);
+    return FMLP_OK;
+}
+
+static fmlp_status check_desc(const fmlp_ctx *ctx, const fmlp_mlp_desc *d)
+{
+    fmlp_status s = fmlp_mlp_desc_check_shape(d);
+    if (s != FMLP_OK) return s;
     char choices[128];
     if ((unsigned)d->act >= FMLP_ACT_COUNT)
         return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "activation %d is unknown; use %s", (int)d->act,
@@ -43,17 +54,20 @@ static fmlp_status check_desc(const fmlp_ctx *ctx, const fmlp_mlp_desc *d)
     return FMLP_OK;
 }
 
-static void name_layer(fmlp_layer *l, const char *stem)
+static void name_layer(fmlp_layer *l, const char *stem, int64_t n, int64_t k)
 {
     snprintf(l->wname, sizeof l->wname, "%s.weight", stem);
     snprintf(l->bname, sizeof l->bname, "%s.bias", stem);
-}
-
-static fmlp_status alloc_layer(fmlp_layer *l, int64_t n, int64_t k, bool bias, fmlp_dtype dt)
-{
     l->n = n;
     l->k = k;
-    l->w = fmlp_host_alloc((size_t)(n * k) * fmlp_dtype_size(dt));
+}
+
+static fmlp_status alloc_layer(fmlp_layer *l, bool bias, fmlp_dtype dt)
+{
+    int64_t n = l->n, k = l->k, bytes;
+    fmlp_status s = fmlp_checked_bytes(l->wname, n, k, dt, "use smaller dims", &bytes);
+    if (s != FMLP_OK) return s;
+    l->w = fmlp_host_alloc((size_t)bytes);
     l->b = bias ? fmlp_host_alloc((size_t)n * fmlp_dtype_size(dt)) : NULL;
     if (!l->w || (bias && !l->b))
         return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory for a (%lld, %lld) %s weight", (long long)n, (long long)k,
@@ -90,10 +104,12 @@ fmlp_status fmlp_mlp_create(fmlp_ctx *ctx, const fmlp_mlp_desc *desc, uint64_t s
     *out = NULL;
     fmlp_status s = check_desc(ctx, desc);
     if (s != FMLP_OK) return s;
-    fmlp_mlp *m = calloc(1, sizeof *m);
+    fmlp_mlp *m = fmlp_calloc(1, sizeof *m);
     if (!m) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory creating an MLP");
     m->ctx = ctx;
+    fmlp_ctx_ref(ctx);
     m->desc = *desc;
+    m->seed = seed;
     fmlp_mlp_desc *d = &m->desc;
     if (d->out_dim == 0) d->out_dim = d->dim;
     if (d->block == FMLP_BLOCK_GATED) d->layers = 3;
@@ -102,31 +118,54 @@ fmlp_status fmlp_mlp_create(fmlp_ctx *ctx, const fmlp_mlp_desc *desc, uint64_t s
     pthread_mutex_init(&m->plan_lock, NULL);
     if (d->block == FMLP_BLOCK_GATED) {
         m->n_layers = 3;
-        name_layer(&m->layers[0], "gate_proj");
-        name_layer(&m->layers[1], "up_proj");
-        name_layer(&m->layers[2], "down_proj");
-        s = alloc_layer(&m->layers[0], d->hidden, d->dim, d->bias, d->dtype);
-        if (s == FMLP_OK) s = alloc_layer(&m->layers[1], d->hidden, d->dim, d->bias, d->dtype);
-        if (s == FMLP_OK) s = alloc_layer(&m->layers[2], d->out_dim, d->hidden, d->bias, d->dtype);
+        name_layer(&m->layers[0], "gate_proj", d->hidden, d->dim);
+        name_layer(&m->layers[1], "up_proj", d->hidden, d->dim);
+        name_layer(&m->layers[2], "down_proj", d->out_dim, d->hidden);
     } else {
         m->n_layers = d->layers;
-        for (int i = 0; i < d->layers && s == FMLP_OK; i++) {
+        for (int i = 0; i < d->layers; i++) {
             char stem[16];
             snprintf(stem, sizeof stem, "%d", 2 * i);
-            name_layer(&m->layers[i], stem);
-            int64_t k = i == 0 ? d->dim : d->hidden, n = i == d->layers - 1 ? d->out_dim : d->hidden;
-            s = alloc_layer(&m->layers[i], n, k, d->bias, d->dtype);
+            name_layer(&m->layers[i], stem, i == d->layers - 1 ? d->out_dim : d->hidden, i == 0 ? d->dim : d->hidden);
         }
     }
-    if (s != FMLP_OK) {
-        fmlp_mlp_destroy(m);
-        return s;
-    }
-    uint64_t state = seed;
-    for (int i = 0; i < m->n_layers; i++) init_layer(&m->layers[i], d->dtype, &state);
-    __atomic_store_n(&m->packed_ok, 0, __ATOMIC_RELEASE);
     *out = m;
     return FMLP_OK;
+}
+
+static void free_weights(fmlp_mlp *m)
+{
+    for (int i = 0; i < m->n_layers; i++) {
+        free(m->layers[i].w);
+        free(m->layers[i].b);
+        m->layers[i].w = m->layers[i].b = NULL;
+    }
+}
+
+/* Called with pack_lock held. */
+static fmlp_status materialize_locked(fmlp_mlp *m)
+{
+    if (__atomic_load_n(&m->weights_ok, __ATOMIC_ACQUIRE)) return FMLP_OK;
+    fmlp_status s = FMLP_OK;
+    for (int i = 0; i < m->n_layers && s == FMLP_OK; i++) s = alloc_layer(&m->layers[i], m->desc.bias, m->desc.dtype);
+    if (s != FMLP_OK) {
+        free_weights(m);
+        return s;
+    }
+    uint64_t state = m->seed;
+    for (int i = 0; i < m->n_layers; i++) init_layer(&m->layers[i], m->desc.dtype, &state);
+    __atomic_store_n(&m->weights_ok, 1, __ATOMIC_RELEASE);
+    return FMLP_OK;
+}
+
+fmlp_status fmlp_mlp_materialize(const fmlp_mlp *cm)
+{
+    fmlp_mlp *m = (fmlp_mlp *)cm;
+    if (__atomic_load_n(&m->weights_ok, __ATOMIC_ACQUIRE)) return FMLP_OK;
+    pthread_mutex_lock(&m->pack_lock);
+    fmlp_status s = materialize_locked(m);
+    pthread_mutex_unlock(&m->pack_lock);
+    return s;
 }
 
 void fmlp_mlp_drop_plans(fmlp_mlp *m)
@@ -156,21 +195,20 @@ void fmlp_mlp_destroy(fmlp_mlp *m)
 {
     if (!m) return;
     drop_packings(m);
-    for (int i = 0; i < m->n_layers; i++) {
-        free(m->layers[i].w);
-        free(m->layers[i].b);
-    }
+    free_weights(m);
     pthread_mutex_destroy(&m->pack_lock);
     pthread_mutex_destroy(&m->plan_lock);
+    fmlp_ctx *ctx = m->ctx;
     free(m);
+    fmlp_ctx_unref(ctx);
 }
 
 fmlp_status fmlp_mlp_ensure_packed(fmlp_mlp *m)
 {
     if (__atomic_load_n(&m->packed_ok, __ATOMIC_ACQUIRE)) return FMLP_OK;
     pthread_mutex_lock(&m->pack_lock);
-    fmlp_status s = FMLP_OK;
-    if (!__atomic_load_n(&m->packed_ok, __ATOMIC_ACQUIRE)) {
+    fmlp_status s = materialize_locked(m);
+    if (s == FMLP_OK && !__atomic_load_n(&m->packed_ok, __ATOMIC_ACQUIRE)) {
         const fmlp_backend *be = m->ctx->be;
         fmlp_dtype dt = m->desc.dtype;
         for (int i = 0; i < m->n_layers && s == FMLP_OK; i++) {
@@ -255,6 +293,8 @@ fmlp_status fmlp_mlp_set_weight(fmlp_mlp *m, const char *name, fmlp_dtype src_dt
         return fmlp_fail(FMLP_ERR_SHAPE, "%s has shape [%lld, %lld] but the MLP needs [%lld%s%lld]%s", name, (long long)rows,
                          (long long)cols, (long long)want_r, is_bias ? "" : ", ",
                          is_bias ? 0LL : (long long)want_c, is_bias ? " (a bias of that many entries)" : "");
+    fmlp_status s = fmlp_mlp_materialize(m);
+    if (s != FMLP_OK) return s;
     drop_packings(m);
     int64_t count = is_bias ? l->n : l->n * l->k;
     fmlp_convert(m->desc.dtype, is_bias ? l->b : l->w, src_dtype, data, count);
@@ -268,10 +308,12 @@ fmlp_status fmlp_mlp_get_weight(const fmlp_mlp *m, const char *name, float *out,
     bool is_bias;
     fmlp_layer *l = find_tensor((fmlp_mlp *)m, name, &is_bias);
     if (!l) return unknown_tensor(m, name);
-    int64_t count = is_bias ? l->n : l->n * l->k;
-    if (rows * cols != count)
+    int64_t count = is_bias ? l->n : l->n * l->k, given;
+    if (!fmlp_mul_i64(rows, cols, &given) || rows < 0 || cols < 0 || given != count)
         return fmlp_fail(FMLP_ERR_SHAPE, "%s holds %lld values but the buffer was given as [%lld, %lld]", name,
                          (long long)count, (long long)rows, (long long)cols);
+    fmlp_status s = fmlp_mlp_materialize(m);
+    if (s != FMLP_OK) return s;
     fmlp_convert(FMLP_F32, out, m->desc.dtype, is_bias ? l->b : l->w, count);
     return FMLP_OK;
 }

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 
 #include "core/act_ref.h"
+#include "core/alloc.h"
+#include "core/checked.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "model/mlp_internal.h"
@@ -26,10 +28,16 @@ fmlp_status fmlp_mlp_reference(const fmlp_mlp *m, const double *x, int64_t rows,
     if (rows < 1) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "rows = %lld; use at least 1", (long long)rows);
     const fmlp_mlp_desc *d = &m->desc;
     fmlp_dtype dt = d->dtype;
+    fmlp_status s = fmlp_mlp_materialize(m);
+    if (s != FMLP_OK) return s;
     int64_t widest = d->dim > d->hidden ? d->dim : d->hidden;
     if (d->out_dim > widest) widest = d->out_dim;
-    double *a = malloc(sizeof(double) * (size_t)(rows * widest));
-    double *b = malloc(sizeof(double) * (size_t)(rows * widest));
+    int64_t bytes;
+    s = fmlp_checked_bytes("the reference's buffers", rows, widest, FMLP_F32, "use fewer rows", &bytes);
+    if (s != FMLP_OK) return s;
+    if (!fmlp_mul_i64(bytes, 2, &bytes)) return fmlp_too_large("the reference's buffers", "in f64", "bytes", "use fewer rows");
+    double *a = fmlp_malloc((size_t)bytes);
+    double *b = fmlp_malloc((size_t)bytes);
     if (!a || !b) {
         free(a);
         free(b);

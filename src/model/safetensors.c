@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/file_in.h"
@@ -295,8 +296,8 @@ static int by_name(const void *a, const void *b)
 static fmlp_status check_layout(fmlp_st_file *f)
 {
     if (!f->n) return FMLP_OK;
-    st_ref *refs = malloc((size_t)f->n * sizeof *refs);
-    f->by_name = malloc((size_t)f->n * sizeof(int));
+    st_ref *refs = fmlp_malloc((size_t)f->n * sizeof *refs);
+    f->by_name = fmlp_malloc((size_t)f->n * sizeof(int));
     if (!refs || !f->by_name) {
         free(refs);
         return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory indexing the %d tensors of '%.300s'", f->n, f->path);
@@ -345,7 +346,7 @@ static bool grow(void **v, size_t *cap, size_t need, size_t size)
     if (need <= *cap) return true;
     size_t c = *cap ? *cap : 16;
     while (c < need) c *= 2;
-    void *nv = realloc(*v, c * size);
+    void *nv = fmlp_realloc(*v, c * size);
     if (!nv) return false;
     *v = nv;
     *cap = c;
@@ -456,8 +457,8 @@ fmlp_status fmlp_st_open(const char *path, fmlp_st_file **out)
     if (!path || !path[0])
         return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_st_open: path is %s; pass a .safetensors file",
                          path ? "empty" : "NULL");
-    fmlp_st_file *f = calloc(1, sizeof *f);
-    if (f) f->path = strdup(path);
+    fmlp_st_file *f = fmlp_calloc(1, sizeof *f);
+    if (f) f->path = fmlp_strdup(path);
     if (!f || !f->path) {
         fmlp_st_close(f);
         return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory opening '%.300s'", path);

@@ -1,29 +1,30 @@
 /* Why: fmlp saves MLP weights and CLI outputs as safetensors that PyTorch's
- * safetensors package reads back. The file is written beside its final path
- * and renamed over it only when complete, so a reader never sees half a file
- * and a failed save leaves any previous file intact. */
-#include <errno.h>
-#include <fcntl.h>
+ * safetensors package reads back. The file is written whole or not at all
+ * (core/file_out.h), so a reader never sees half a file and a failed save
+ * leaves any previous file intact. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
+#include "core/file_out.h"
 #include "core/json.h"
 #include "model/safetensors.h"
 
 /* Names are JSON strings in the header: anything that is not valid UTF-8
- * would be rewritten on the way and not be found again under its name. */
-static bool name_survives_json(const char *name)
+ * would be rewritten on the way and not be found again under its name.
+ * 1 when the name comes back as it went in, 0 when not, -1 out of memory. */
+static int name_survives_json(const char *name)
 {
     size_t n = strlen(name), need = json_escape(NULL, 0, name, n);
-    char *buf = malloc(need + 1);
-    if (!buf) return true;
+    char *buf = fmlp_malloc(need + 1);
+    if (!buf) return -1;
     json_escape(buf, need + 1, name, n);
-    json_doc *d = json_parse(buf, need, NULL);
+    json_error err;
+    json_doc *d = json_parse(buf, need, &err);
     const char *back = json_str(json_doc_root(d));
-    bool same = back && strcmp(back, name) == 0;
+    int same = d ? back && strcmp(back, name) == 0 : err.oom ? -1 : 0;
     json_free(d);
     free(buf);
     return same;
@@ -38,7 +39,9 @@ static fmlp_status check_tensors(const fmlp_st_tensor *t, int n, uint64_t *bytes
                              i, name ? "an empty" : "a NULL");
         if (strcmp(name, "__metadata__") == 0)
             return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_st_write: \"__metadata__\" is reserved by the format; rename tensor %d", i);
-        if (!name_survives_json(name))
+        int survives = name_survives_json(name);
+        if (survives < 0) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "fmlp_st_write: out of memory checking tensor %d's name", i);
+        if (!survives)
             return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_st_write: tensor %d's name is not valid UTF-8; use UTF-8 names", i);
         for (int j = 0; j < i; j++)
             if (strcmp(t[j].name, name) == 0)
@@ -100,43 +103,13 @@ static fmlp_status build_header(const fmlp_st_tensor *t, int n, const uint64_t *
     return FMLP_OK;
 }
 
-static bool write_all(int fd, const void *p, uint64_t n)
-{
-    const unsigned char *c = p;
-    while (n) {
-        size_t chunk = n > ((size_t)1 << 30) ? (size_t)1 << 30 : (size_t)n;
-        ssize_t w = write(fd, c, chunk);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return false;
-        c += w;
-        n -= (uint64_t)w;
-    }
-    return true;
-}
-
-/* A fresh file next to `path`; its name is returned in `tmp`. */
-static int open_temp(const char *path, char *tmp, size_t cap)
-{
-    static unsigned counter;
-    for (int attempt = 0; attempt < 100; attempt++) {
-        unsigned k = __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED);
-        if ((size_t)snprintf(tmp, cap, "%s.tmp.%ld.%u", path, (long)getpid(), k) >= cap) {
-            errno = ENAMETOOLONG;
-            return -1;
-        }
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd >= 0 || errno != EEXIST) return fd;
-    }
-    return -1;
-}
-
 fmlp_status fmlp_st_write(const char *path, const fmlp_st_tensor *tensors, int n)
 {
     if (!path || !path[0]) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_st_write: path is NULL or empty");
     if (n < 0 || (n > 0 && !tensors))
         return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_st_write: %d tensors at %p; pass n >= 0 tensors", n,
                          (const void *)tensors);
-    uint64_t *ofs = calloc((size_t)n + 1, sizeof *ofs);
+    uint64_t *ofs = fmlp_calloc((size_t)n + 1, sizeof *ofs);
     if (!ofs) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "fmlp_st_write: out of memory");
     char *header = NULL;
     size_t hlen = 0;
@@ -147,34 +120,14 @@ fmlp_status fmlp_st_write(const char *path, const fmlp_st_tensor *tensors, int n
         return st;
     }
 
-    char tmp[4096];
-    int fd = open_temp(path, tmp, sizeof tmp);
-    if (fd < 0) {
-        st = fmlp_fail(FMLP_ERR_IO, "cannot create a file next to '%.300s': %s; check that the directory exists and is writable",
-                       path, strerror(errno));
-    } else {
+    fmlp_file_out o;
+    st = fmlp_file_out_open(&o, path);
+    if (st == FMLP_OK) {
         unsigned char len8[8];
         for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)hlen >> (8 * i));
-        bool ok = write_all(fd, len8, 8) && write_all(fd, header, hlen);
-        for (int i = 0; ok && i < n; i++) ok = write_all(fd, tensors[i].data, ofs[i + 1] - ofs[i]);
-        int e = ok ? 0 : errno;
-        if (ok && fsync(fd) != 0) {
-            ok = false;
-            e = errno;
-        }
-        if (close(fd) != 0 && ok) {
-            ok = false;
-            e = errno;
-        }
-        if (ok && rename(tmp, path) != 0) {
-            ok = false;
-            e = errno;
-        }
-        if (!ok) {
-            unlink(tmp);
-            st = fmlp_fail(FMLP_ERR_IO, "cannot write '%.300s': %s; check free space and permissions", path,
-                           e ? strerror(e) : "short write");
-        }
+        bool ok = fmlp_file_out_write(&o, len8, 8) && fmlp_file_out_write(&o, header, hlen);
+        for (int i = 0; ok && i < n; i++) ok = fmlp_file_out_write(&o, tensors[i].data, ofs[i + 1] - ofs[i]);
+        st = fmlp_file_out_commit(&o);
     }
     free(header);
     free(ofs);

@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/dtype.h"
 #include "core/error.h"
+#include "model/mlp_internal.h"
 #include "model/safetensors.h"
 
 #define NAME_CAP 1024
@@ -145,7 +147,7 @@ static fmlp_status set_one(fmlp_mlp *mlp, const fmlp_st_file *f, const char *ful
     if (st != FMLP_OK) return st;
     size_t es = fmlp_dtype_size(dt);
     if ((uintptr_t)data % es == 0) return fmlp_mlp_set_weight(mlp, local, dt, data, rows, cols);
-    void *copy = malloc((size_t)(rows * cols) * es);
+    void *copy = fmlp_malloc((size_t)(rows * cols) * es);
     if (!copy) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory reading '%.200s'", full);
     st = fmlp_st_read(f, full, dt, copy, r, c);
     if (st == FMLP_OK) st = fmlp_mlp_set_weight(mlp, local, dt, copy, rows, cols);
@@ -190,8 +192,8 @@ fmlp_status fmlp_mlp_save_safetensors(const fmlp_mlp *mlp, const char *path, con
     if (!prefix) prefix = "";
     fmlp_dtype dt = fmlp_mlp_get_desc(mlp)->dtype;
     int n = fmlp_mlp_tensor_count(mlp);
-    fmlp_st_tensor *t = calloc((size_t)(n > 0 ? n : 1), sizeof *t);
-    char *names = calloc((size_t)(n > 0 ? n : 1), NAME_CAP);
+    fmlp_st_tensor *t = fmlp_calloc((size_t)(n > 0 ? n : 1), sizeof *t);
+    char *names = fmlp_calloc((size_t)(n > 0 ? n : 1), NAME_CAP);
     float *f32 = NULL;
     fmlp_status st = t && names ? FMLP_OK : fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory saving '%.300s'", path);
     for (int i = 0; i < n && st == FMLP_OK; i++) {
@@ -201,8 +203,8 @@ fmlp_status fmlp_mlp_save_safetensors(const fmlp_mlp *mlp, const char *path, con
         if (st == FMLP_OK) st = full_name(prefix, local, names + (size_t)i * NAME_CAP);
         if (st != FMLP_OK) break;
         size_t count = (size_t)(rows * cols);
-        float *tmp = realloc(f32, count * sizeof(float) + 1);
-        void *data = malloc(count * fmlp_dtype_size(dt) + 1);
+        float *tmp = fmlp_realloc(f32, count * sizeof(float) + 1);
+        void *data = fmlp_malloc(count * fmlp_dtype_size(dt) + 1);
         if (tmp) f32 = tmp;
         if (!tmp || !data) {
             free(data);
@@ -315,6 +317,21 @@ static fmlp_status infer_stack(const fmlp_st_file *f, const char *prefix, fmlp_m
     return FMLP_OK;
 }
 
+/* The widths read from the file in range, or an error naming the file. A
+ * layer of 0 outputs is refused here: in a description, out_dim 0 would
+ * mean "same as dim". */
+static fmlp_status check_inferred(const fmlp_st_file *f, const fmlp_mlp_desc *d)
+{
+    if (d->out_dim < 1)
+        return fmlp_fail(FMLP_ERR_FORMAT, "safetensors file '%.300s': its last layer has %lld outputs; a Linear layer has "
+                         "at least 1",
+                         fmlp_st_path(f), (long long)d->out_dim);
+    if (fmlp_mlp_desc_check_shape(d) == FMLP_OK) return FMLP_OK;
+    char why[400];
+    snprintf(why, sizeof why, "%s", fmlp_last_error());
+    return fmlp_fail(FMLP_ERR_FORMAT, "safetensors file '%.300s', from its tensors' shapes: %s", fmlp_st_path(f), why);
+}
+
 fmlp_status fmlp_mlp_desc_from_safetensors(const char *path, const char *prefix, fmlp_mlp_desc *desc)
 {
     if (!path || !desc)
@@ -338,6 +355,7 @@ fmlp_status fmlp_mlp_desc_from_safetensors(const char *path, const char *prefix,
                            "nn.Sequential stack); check the prefix (first tensor: '%.200s')",
                            path, g, s0, fmlp_st_count(f) ? fmlp_st_name(f, 0) : "none");
     }
+    if (st == FMLP_OK) st = check_inferred(f, &d);
     fmlp_st_close(f);
     if (st == FMLP_OK) *desc = d;
     return st;

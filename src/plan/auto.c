@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/clock.h"
 #include "core/dtype.h"
 #include "core/error.h"
+#include "model/mlp_internal.h"
 #include "plan/plan.h"
 
 #define AUTO_REPS 5
@@ -107,7 +109,7 @@ static fmlp_status scratch_take(fmlp_mlp *m, const fmlp_plan *widest, int64_t ro
         sc->bufs[b] = fmlp_tensor_view((char *)sc->ws->data + off[b], d->dtype, rows, cols[b], cols[b]);
         sc->bufs[b].device = ctx->device;
     }
-    void *host = malloc((size_t)(rows * d->dim) * es);
+    void *host = fmlp_malloc((size_t)(rows * d->dim) * es);
     if (!host) {
         fmlp_ws_give(ctx, sc->ws);
         return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory for the input that times auto's candidates");
@@ -144,9 +146,12 @@ static fmlp_status time_plan(fmlp_mlp *m, const fmlp_plan *p, scratch *sc, doubl
 static fmlp_status measure(fmlp_mlp *m, int64_t rows, fmlp_mode *out)
 {
     const fmlp_mode other = m->desc.block == FMLP_BLOCK_GATED ? FMLP_MODE_COMPILED : FMLP_MODE_EAGER;
-    fmlp_plan *plans = malloc(2 * sizeof *plans);
+    /* the candidates run on the weights, which are made at first use */
+    fmlp_status s = fmlp_mlp_ensure_packed(m);
+    if (s != FMLP_OK) return s;
+    fmlp_plan *plans = fmlp_malloc(2 * sizeof *plans);
     if (!plans) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory for auto's candidate plans");
-    fmlp_status s = fmlp_plan_build(m, FMLP_MODE_FUSED, rows, &plans[0]);
+    s = fmlp_plan_build(m, FMLP_MODE_FUSED, rows, &plans[0]);
     if (s == FMLP_OK) s = fmlp_plan_build(m, other, rows, &plans[1]);
     fmlp_plan widest;
     if (s == FMLP_OK) {

@@ -6,6 +6,7 @@
  * drops them all when its weights change (fmlp_mlp_drop_plans). */
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "plan/plan.h"
 
@@ -41,7 +42,7 @@ fmlp_status fmlp_plan_get(fmlp_mlp *m, fmlp_mode mode, int64_t rows, const fmlp_
     pthread_mutex_unlock(&m->plan_lock);
     if (hit) return FMLP_OK;
 
-    fmlp_plan *p = malloc(sizeof *p);
+    fmlp_plan *p = fmlp_malloc(sizeof *p);
     if (!p) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory for the plan of a %lld-row forward", (long long)rows);
     fmlp_status st = fmlp_plan_build(m, mode, rows, p);
     if (st != FMLP_OK) {

@@ -5,15 +5,18 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/checked.h"
 #include "core/error.h"
 #include "model/mlp_internal.h"
 #include "plan/plan.h"
 #include "profiler/hook.h"
 
-static fmlp_status check_tensor(const char *what, const fmlp_tensor *t, fmlp_dtype dt, int64_t cols)
+/* x or y of a forward: a valid tensor (fmlp_tensor_check) of the MLP's
+ * dtype and width, with rows; its extent in bytes goes to *extent. */
+static fmlp_status check_tensor(const char *what, const fmlp_tensor *t, fmlp_dtype dt, int64_t cols, int64_t *extent)
 {
-    if (!t) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "%s is NULL; pass a tensor", what);
-    if (!t->data) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "%s has no data (NULL pointer)", what);
+    fmlp_status s = fmlp_tensor_check(what, t, extent);
+    if (s != FMLP_OK) return s;
     if (t->dtype != dt)
         return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "%s is %s but the MLP is %s; convert it or create the MLP in %s", what,
                          fmlp_dtype_name(t->dtype), fmlp_dtype_name(dt), fmlp_dtype_name(t->dtype));
@@ -23,18 +26,38 @@ static fmlp_status check_tensor(const char *what, const fmlp_tensor *t, fmlp_dty
     if (t->rows < 1)
         return fmlp_fail(FMLP_ERR_SHAPE, "%s has %lld rows: nothing to compute; pass at least one row", what,
                          (long long)t->rows);
-    if (t->ld < t->cols)
-        return fmlp_fail(FMLP_ERR_SHAPE, "%s has row stride %lld, less than its %lld columns; rows would overlap", what,
-                         (long long)t->ld, (long long)t->cols);
     return FMLP_OK;
 }
 
-static bool overlaps(const fmlp_tensor *a, const fmlp_tensor *b)
+/* Whether the byte ranges [a, a + a_bytes) and [b, b + b_bytes) meet. */
+static bool overlaps(const void *a, int64_t a_bytes, const void *b, int64_t b_bytes)
 {
-    size_t es = fmlp_dtype_size(a->dtype);
-    const char *a0 = a->data, *a1 = a0 + (size_t)((a->rows - 1) * a->ld + a->cols) * es;
-    const char *b0 = b->data, *b1 = b0 + (size_t)((b->rows - 1) * b->ld + b->cols) * es;
-    return a0 < b1 && b0 < a1;
+    uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
+    return a0 < b0 + (uintptr_t)b_bytes && b0 < a0 + (uintptr_t)a_bytes;
+}
+
+/* Bytes of workspace a forward of `rows` needs: the plan's temporaries
+ * (offsets in off[]), then device copies of host x and y when staged. */
+static fmlp_status workspace_layout(const fmlp_mlp *m, const fmlp_plan *p, int64_t rows, bool stage_x, bool stage_y,
+                                    int64_t off[FMLP_BUF_COUNT + 2], int64_t *total)
+{
+    const fmlp_mlp_desc *d = &m->desc;
+    int64_t cols[FMLP_BUF_COUNT + 2] = {0};
+    for (int b = FMLP_BUF_T0; b < FMLP_BUF_COUNT; b++) cols[b] = p->t_cols[b];
+    cols[FMLP_BUF_COUNT] = stage_x ? d->dim : 0;
+    cols[FMLP_BUF_COUNT + 1] = stage_y ? d->out_dim : 0;
+    int64_t sum = 0;
+    for (int b = FMLP_BUF_T0; b < FMLP_BUF_COUNT + 2; b++) {
+        int64_t bytes;
+        off[b] = sum;
+        fmlp_status s = fmlp_checked_bytes("the forward's workspace", rows, cols[b], d->dtype,
+                                           "run fewer rows per call", &bytes);
+        if (s != FMLP_OK) return s;
+        if (!fmlp_add_i64(bytes, 63, &bytes) || !fmlp_add_i64(sum, bytes & ~(int64_t)63, &sum))
+            return fmlp_too_large("the forward's workspace", "its buffers together", "bytes", "run fewer rows per call");
+    }
+    *total = sum;
+    return FMLP_OK;
 }
 
 static void shapes_of(const fmlp_kernel *k, char *buf, size_t len)
@@ -54,12 +77,7 @@ static int64_t outer_begin(struct fmlp_profiler *prof, const fmlp_mlp *m, const 
 {
     char shapes[96];
     snprintf(shapes, sizeof shapes, "[[%lld, %lld]]", (long long)rows, (long long)m->desc.dim);
-    int64_t flops = 0, bytes = 0;
-    for (int i = 0; i < p->n; i++) {
-        flops += p->k[i].flops;
-        bytes += p->k[i].bytes;
-    }
-    return fmlp_prof_op_begin(prof, p->outer, shapes, flops, bytes);
+    return fmlp_prof_op_begin(prof, p->outer, shapes, p->flops, p->bytes);
 }
 
 /* Runs the plan's kernels in order; `prof` NULL records nothing (also
@@ -123,7 +141,8 @@ static fmlp_status run_graph(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *bufs,
 
 static fmlp_status run_plan(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *bufs)
 {
-    struct fmlp_profiler *prof = m->ctx->prof;
+    fmlp_prof_hold hold = fmlp_prof_hold_take(m->ctx);
+    struct fmlp_profiler *prof = hold.p;
     const fmlp_backend *be = m->ctx->be;
     /* Inside the caller's own capture, the kernels go into its graph. */
     bool graph = m->graph && be->graph_launch && !(be->caller_capturing && be->caller_capturing(m->ctx));
@@ -134,6 +153,7 @@ static fmlp_status run_plan(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *bufs)
     else
         s = fmlp_exec_run_kernels(m, p, bufs, prof);
     if (prof) fmlp_prof_op_end(prof, outer);
+    fmlp_prof_hold_give(m->ctx, hold);
     return s;
 }
 
@@ -142,48 +162,34 @@ fmlp_status fmlp_mlp_forward(fmlp_mlp *m, fmlp_mode mode, const fmlp_tensor *x, 
     if (!m) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_mlp_forward: mlp is NULL");
     fmlp_ctx *ctx = m->ctx;
     const fmlp_mlp_desc *d = &m->desc;
-    fmlp_status s = check_tensor("x", x, d->dtype, d->dim);
-    if (s == FMLP_OK) s = check_tensor("y", y, d->dtype, d->out_dim);
+    int64_t x_bytes, y_bytes;
+    fmlp_status s = check_tensor("x", x, d->dtype, d->dim, &x_bytes);
+    if (s == FMLP_OK) s = check_tensor("y", y, d->dtype, d->out_dim, &y_bytes);
     if (s != FMLP_OK) return s;
     if (x->rows != y->rows)
         return fmlp_fail(FMLP_ERR_SHAPE, "x has %lld rows but y has %lld; they must match", (long long)x->rows,
                          (long long)y->rows);
-    if (x->device == y->device && overlaps(x, y))
+    if (x->device == y->device && overlaps(x->data, x_bytes, y->data, y_bytes))
         return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "x and y overlap in memory; write the output to a separate buffer");
     if (ctx->device == FMLP_DEVICE_CPU && (x->device != FMLP_DEVICE_CPU || y->device != FMLP_DEVICE_CPU))
         return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "a CPU context needs host tensors; x or y is marked as device memory");
-    s = fmlp_mlp_ensure_packed(m);
-    if (s != FMLP_OK) return s;
+    bool stage_x = ctx->device != FMLP_DEVICE_CPU && x->device == FMLP_DEVICE_CPU;
+    bool stage_y = ctx->device != FMLP_DEVICE_CPU && y->device == FMLP_DEVICE_CPU;
+    if ((stage_x || stage_y) && ctx->be->caller_capturing && ctx->be->caller_capturing(ctx))
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "host tensors need a synchronizing copy, which a stream being "
+                         "captured into a CUDA graph cannot run; pass device tensors while capturing");
     if (mode == FMLP_MODE_AUTO) mode = fmlp_auto_resolve(m, x->rows);
     const fmlp_plan *p;
     s = fmlp_plan_get(m, mode, x->rows, &p);
     if (s != FMLP_OK) return s;
-
-    /* Workspace: the plan's temporaries, plus device copies of host x/y on a GPU context. */
-    int64_t rows = x->rows;
-    size_t es = fmlp_dtype_size(d->dtype), off[FMLP_BUF_COUNT] = {0}, total = 0;
-    for (int b = FMLP_BUF_T0; b < FMLP_BUF_COUNT; b++) {
-        off[b] = total;
-        total += ((size_t)(rows * p->t_cols[b]) * es + 63) & ~(size_t)63;
-    }
-    bool stage_x = ctx->device != FMLP_DEVICE_CPU && x->device == FMLP_DEVICE_CPU;
-    bool stage_y = ctx->device != FMLP_DEVICE_CPU && y->device == FMLP_DEVICE_CPU;
-    if ((stage_x || stage_y) && ctx->be->caller_capturing && ctx->be->caller_capturing(ctx)) {
-        fmlp_plan_release(m, p);
-        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "host tensors need a synchronizing copy, which a stream being "
-                         "captured into a CUDA graph cannot run; pass device tensors while capturing");
-    }
-    size_t off_x = total;
-    if (stage_x) total += ((size_t)(rows * d->dim) * es + 63) & ~(size_t)63;
-    size_t off_y = total;
-    if (stage_y) total += ((size_t)(rows * d->out_dim) * es + 63) & ~(size_t)63;
+    int64_t rows = x->rows, off[FMLP_BUF_COUNT + 2], total = 0;
+    s = workspace_layout(m, p, rows, stage_x, stage_y, off, &total);
+    if (s == FMLP_OK) s = fmlp_mlp_ensure_packed(m);
     fmlp_ws_block *ws = NULL;
-    if (total) {
-        s = fmlp_ws_take(ctx, total, &ws);
-        if (s != FMLP_OK) {
-            fmlp_plan_release(m, p);
-            return s;
-        }
+    if (s == FMLP_OK && total) s = fmlp_ws_take(ctx, (size_t)total, &ws);
+    if (s != FMLP_OK) {
+        fmlp_plan_release(m, p);
+        return s;
     }
     fmlp_tensor bufs[FMLP_BUF_COUNT];
     bufs[FMLP_BUF_X] = *x;
@@ -193,12 +199,13 @@ fmlp_status fmlp_mlp_forward(fmlp_mlp *m, fmlp_mode mode, const fmlp_tensor *x, 
         bufs[b].device = ctx->device;
     }
     if (stage_x) {
-        bufs[FMLP_BUF_X] = fmlp_tensor_view((char *)ws->data + off_x, d->dtype, rows, d->dim, d->dim);
+        bufs[FMLP_BUF_X] = fmlp_tensor_view((char *)ws->data + off[FMLP_BUF_COUNT], d->dtype, rows, d->dim, d->dim);
         bufs[FMLP_BUF_X].device = ctx->device;
         s = fmlp_tensor_copy(ctx, &bufs[FMLP_BUF_X], x);
     }
     if (stage_y) {
-        bufs[FMLP_BUF_Y] = fmlp_tensor_view((char *)ws->data + off_y, d->dtype, rows, d->out_dim, d->out_dim);
+        bufs[FMLP_BUF_Y] = fmlp_tensor_view((char *)ws->data + off[FMLP_BUF_COUNT + 1], d->dtype, rows, d->out_dim,
+                                            d->out_dim);
         bufs[FMLP_BUF_Y].device = ctx->device;
     }
     if (s == FMLP_OK) s = run_plan(m, p, bufs);

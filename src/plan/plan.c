@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/checked.h"
 #include "core/error.h"
 #include "core/names.h"
 #include "plan/plan.h"
@@ -119,29 +120,44 @@ static void build_stack(const fmlp_mlp *m, fmlp_mode mode, int64_t rows, fmlp_pl
     }
 }
 
-static void count_work(const fmlp_mlp *m, fmlp_kernel *k)
+/* Products and sums of counts that are -1 once anything overflowed. */
+static int64_t prod(int64_t a, int64_t b, int64_t c)
 {
-    int64_t es = (int64_t)fmlp_dtype_size(m->desc.dtype);
-    bool bias = m->desc.bias;
+    int64_t r;
+    return a >= 0 && b >= 0 && c >= 0 && fmlp_mul3_i64(a, b, c, &r) ? r : -1;
+}
+
+static int64_t sum(int64_t a, int64_t b)
+{
+    int64_t r;
+    return a >= 0 && b >= 0 && fmlp_add_i64(a, b, &r) ? r : -1;
+}
+
+/* A kernel's FLOPs and minimum bytes; false when either overflows. */
+static bool count_work(const fmlp_mlp *m, fmlp_kernel *k)
+{
+    int64_t nb = m->desc.bias ? k->n : 0, mn = prod(k->m, k->n, 1), elems = -1;
     switch (k->kind) {
-    case FMLP_KERNEL_GEMM:
-        k->flops = 2 * k->m * k->n * k->k;
-        k->bytes = es * (k->m * k->k + k->n * k->k + k->m * k->n + (bias ? k->n : 0));
+    case FMLP_KERNEL_GEMM: /* x (m, k), W (n, k), y (m, n), bias (n) */
+        k->flops = prod(2, mn, k->k);
+        elems = sum(sum(prod(k->m, k->k, 1), prod(k->n, k->k, 1)), sum(mn, nb));
         break;
-    case FMLP_KERNEL_GEMM_GLU:
-        k->flops = 4 * k->m * k->n * k->k;
-        k->bytes = es * (k->m * k->k + 2 * k->n * k->k + k->m * k->n + (bias ? 2 * k->n : 0));
+    case FMLP_KERNEL_GEMM_GLU: /* x (m, k), gate and up (n, k), h (m, n), two biases */
+        k->flops = prod(4, mn, k->k);
+        elems = sum(sum(prod(k->m, k->k, 1), prod(2, k->n, k->k)), sum(mn, prod(2, nb, 1)));
         break;
     case FMLP_KERNEL_ACT:
-        k->flops = k->m * k->n;
-        k->bytes = 2 * es * k->m * k->n;
+        k->flops = mn;
+        elems = prod(2, mn, 1);
         break;
     case FMLP_KERNEL_MUL:
     case FMLP_KERNEL_GLU:
-        k->flops = (k->kind == FMLP_KERNEL_GLU ? 2 : 1) * k->m * k->n;
-        k->bytes = 3 * es * k->m * k->n;
+        k->flops = prod(k->kind == FMLP_KERNEL_GLU ? 2 : 1, mn, 1);
+        elems = prod(3, mn, 1);
         break;
     }
+    k->bytes = prod(elems, (int64_t)fmlp_dtype_size(m->desc.dtype), 1);
+    return k->flops >= 0 && k->bytes >= 0;
 }
 
 fmlp_mode fmlp_plan_auto(const fmlp_mlp *m, int64_t rows, char *why, size_t why_len)
@@ -177,8 +193,17 @@ fmlp_status fmlp_plan_build(const fmlp_mlp *m, fmlp_mode mode, int64_t rows, fml
     else
         build_stack(m, mode, rows, p);
     for (int i = 0; i < p->n; i++) {
-        count_work(m, &p->k[i]);
-        m->ctx->be->name_kernel(m->ctx, m->desc.dtype, &p->k[i]);
+        fmlp_kernel *k = &p->k[i];
+        if (!count_work(m, k) || !fmlp_add_i64(p->flops, k->flops, &p->flops) ||
+            !fmlp_add_i64(p->bytes, k->bytes, &p->bytes)) {
+            char detail[160];
+            snprintf(detail, sizeof detail, "%lld rows through %s of %lld x %lld x %lld", (long long)rows,
+                     kind_ops[k->kind] ? kind_ops[k->kind] : fmlp_act_name(k->act), (long long)k->m, (long long)k->n,
+                     (long long)k->k);
+            return fmlp_too_large("the FLOPs or bytes of this forward", detail, "FLOPs or bytes",
+                                  "run fewer rows per call");
+        }
+        m->ctx->be->name_kernel(m->ctx, m->desc.dtype, k);
     }
     return FMLP_OK;
 }
@@ -207,8 +232,8 @@ fmlp_status fmlp_mlp_plan(const fmlp_mlp *m, fmlp_mode mode, int64_t rows, fmlp_
         ki->k = p.k[i].k;
         ki->flops = p.k[i].flops;
         ki->bytes = p.k[i].bytes;
-        out->flops += ki->flops;
-        out->bytes += ki->bytes;
     }
+    out->flops = p.flops;
+    out->bytes = p.bytes;
     return FMLP_OK;
 }

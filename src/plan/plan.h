@@ -13,10 +13,12 @@ typedef struct {
     fmlp_kernel k[FMLP_MAX_PLAN_KERNELS];
     int64_t t_cols[FMLP_BUF_COUNT]; /* widths of the workspace buffers T0..T2 (0 = unused) */
     const char *outer;              /* the module op around the whole forward */
+    int64_t flops, bytes;           /* the kernels' totals */
     char why[128];
 } fmlp_plan;
 
-/* Builds the plan; rows must be >= 1. */
+/* Builds the plan; rows must be >= 1, and its FLOP and byte counts must
+ * fit int64 (too many rows is an error saying so). */
 fmlp_status fmlp_plan_build(const fmlp_mlp *m, fmlp_mode mode, int64_t rows, fmlp_plan *out);
 
 /* The cached plan for (mode, rows), built on first use; give it back with

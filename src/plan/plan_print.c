@@ -7,6 +7,7 @@
 
 void fmlp_plan_print(const fmlp_plan_info *p, FILE *f)
 {
+    if (!p || !f) return;
     fprintf(f, "plan: %s", fmlp_mode_name(p->mode));
     if (p->mode != p->resolved) fprintf(f, " -> %s", fmlp_mode_name(p->resolved));
     fprintf(f, " (%s, %s, %lld rows%s): %d kernel%s\n", fmlp_dtype_name(p->dtype), fmlp_device_name(p->device),

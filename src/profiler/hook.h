@@ -9,6 +9,19 @@
 
 #include "fmlp.h"
 
+/* The profiler recording on ctx, held: it is not freed until the hold is
+ * given back, even if fmlp_profiler_destroy runs meanwhile on another
+ * thread (destroy waits for its holders). p is NULL when nothing records
+ * (give it back all the same; that is free). Everything that records
+ * takes a hold for as long as it uses the profiler, and only the pointer
+ * a hold gave it; never read ctx->prof directly. Holds may nest. */
+typedef struct {
+    struct fmlp_profiler *p;
+    int slot;
+} fmlp_prof_hold;
+fmlp_prof_hold fmlp_prof_hold_take(fmlp_ctx *ctx);
+void fmlp_prof_hold_give(fmlp_ctx *ctx, fmlp_prof_hold h);
+
 /* Opens a cpu_op span on the calling thread; returns its External id.
  * `shapes` (may be NULL) is recorded when record_shapes is on, in torch's
  * "[[64, 128, 768], [3072, 768]]" form. */

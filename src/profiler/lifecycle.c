@@ -2,12 +2,14 @@
  * decide when ctx->prof is set (so forwards record), when a window's events
  * are dropped (warmup) or handed over as the completed trace, and when
  * on_trace_ready fires. ProfilerStep#N spans are opened and closed here. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/internal.h"
@@ -29,9 +31,12 @@ fmlp_status fmlp_profiler_create(fmlp_ctx *ctx, const fmlp_profiler_options *opt
     fmlp_profiler_options o = opt ? *opt : fmlp_profiler_options_default();
     fmlp_status s = prof_schedule_check(&o);
     if (s != FMLP_OK) return s;
-    fmlp_profiler *p = calloc(1, sizeof *p);
+    fmlp_profiler *p = fmlp_calloc(1, sizeof *p);
     if (!p) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory creating a profiler");
+    static uint64_t serials;
     p->ctx = ctx;
+    p->serial = __atomic_add_fetch(&serials, 1, __ATOMIC_RELAXED);
+    fmlp_ctx_ref(ctx);
     p->opt = o;
     pthread_mutex_init(&p->lock, NULL);
     pe_set_init(&p->cur);
@@ -45,12 +50,14 @@ fmlp_status fmlp_profiler_create(fmlp_ctx *ctx, const fmlp_profiler_options *opt
 void fmlp_profiler_destroy(fmlp_profiler *p)
 {
     if (!p) return;
-    if (p->ctx->prof == p) p->ctx->prof = NULL;
-    if (p->collecting) p->ctx->be->prof_stop(p->ctx, NULL);
+    fmlp_ctx *ctx = p->ctx;
+    prof_detach_and_wait(p);
+    if (p->collecting) ctx->be->prof_stop(ctx, NULL);
     pe_set_free(&p->cur);
     pe_set_free(&p->done);
     pthread_mutex_destroy(&p->lock);
     free(p);
+    fmlp_ctx_unref(ctx);
 }
 
 static bool recording(prof_action a)
@@ -202,7 +209,7 @@ static bool transition(fmlp_profiler *p, prof_action next, bool exiting)
                 (prev == PA_RECORD_AND_SAVE && next != PA_NONE) || (prev == PA_RECORD && !recording(next));
     if (fresh) window_clear(p);
     p->action = exiting ? PA_NONE : next;
-    p->ctx->prof = p->action != PA_NONE ? p : NULL;
+    prof_attach(p, p->action != PA_NONE);
     return ready;
 }
 
@@ -210,7 +217,8 @@ fmlp_status fmlp_profiler_start(fmlp_profiler *p)
 {
     if (!p) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_profiler_start: profiler is NULL");
     if (p->started) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_profiler_start: already started; call fmlp_profiler_stop first");
-    if (p->ctx->prof && p->ctx->prof != p)
+    fmlp_profiler *recording = __atomic_load_n(&p->ctx->prof, __ATOMIC_ACQUIRE);
+    if (recording && recording != p)
         return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT,
                          "fmlp_profiler_start: another profiler is recording on this context; stop it first");
     pthread_mutex_lock(&p->lock);
@@ -236,6 +244,9 @@ fmlp_status fmlp_profiler_step(fmlp_profiler *p)
 {
     if (!p) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_profiler_step: profiler is NULL");
     if (!p->started) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_profiler_step: profiler not started; call fmlp_profiler_start first");
+    if (p->step_num == INT_MAX)
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_profiler_step: %d steps is the most a profiler counts; stop "
+                         "it and start it again", INT_MAX);
     /* Switching device collection off and on again costs milliseconds
      * (and the first calls after it more): it happens between the steps,
      * outside both ProfilerStep spans, and never between warmup and the

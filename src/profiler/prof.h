@@ -23,6 +23,7 @@ bool prof_has_schedule(const fmlp_profiler_options *o);
 
 struct fmlp_profiler {
     fmlp_ctx *ctx;
+    uint64_t serial; /* unique per profiler made: a range opened under another is never closed in this one */
     fmlp_profiler_options opt;
     pthread_mutex_t lock; /* guards cur, gen and the step span */
     pe_set cur;           /* the window being recorded */
@@ -38,13 +39,21 @@ struct fmlp_profiler {
     atomic_llong next_id, next_corr;
 };
 
+/* Sets (on) or clears ctx->prof to p: whether forwards record into it. */
+void prof_attach(fmlp_profiler *p, bool on);
+/* Clears ctx->prof if it is p, then waits until no forward holds p
+ * (fmlp_prof_hold_take); after it p may be freed. */
+void prof_detach_and_wait(fmlp_profiler *p);
+
 /* Table of an event set; `with_flops` adds the FLOPs, FLOP/s and Bytes/s
  * columns when any row has FLOPs. Returns a malloc'd string or NULL (OOM). */
 char *prof_table(const pe_set *s, const fmlp_table_options *opt, bool with_flops, fmlp_status *st);
 
-/* Kineto-convention JSON of an event set (with fmlpAnalysis); malloc'd. */
+/* Kineto-convention JSON of an event set (with fmlpAnalysis); malloc'd,
+ * NULL when memory ran out anywhere in it (never a partial trace). */
 char *prof_trace_json(const pe_set *s, const fmlp_profiler_options *opt, size_t *len);
-/* Writes `len` bytes to `path`, gzip-compressed when it ends in ".gz". */
+/* Writes `len` bytes to `path`, gzip-compressed when it ends in ".gz",
+ * whole or not at all (core/file_out.h). */
 fmlp_status prof_write_file(const char *path, const char *data, size_t len);
 
 #endif

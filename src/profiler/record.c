@@ -14,6 +14,7 @@
 
 typedef struct {
     struct fmlp_profiler *p; /* NULL: a range pushed while nothing recorded */
+    uint64_t serial;         /* p's, as p's address may be a later profiler's */
     uint64_t gen;
     int64_t id;
     size_t idx;
@@ -38,7 +39,7 @@ static int64_t open_span_begin(struct fmlp_profiler *p, pe_kind kind, const char
 {
     int64_t t0 = fmlp_now_ns();
     int64_t id = atomic_fetch_add(&p->next_id, 1);
-    open_span s = {p, 0, id, 0, range};
+    open_span s = {p, p->serial, 0, id, 0, range};
     pthread_mutex_lock(&p->lock);
     pe_event *e = pe_add(&p->cur, kind, name, p->cur.pid, fmlp_thread_id());
     if (e) {
@@ -186,12 +187,12 @@ void fmlp_prof_memory(struct fmlp_profiler *p, int device, int64_t delta_bytes, 
 void fmlp_range_push(fmlp_ctx *ctx, const char *name)
 {
     if (!ctx) return;
-    struct fmlp_profiler *p = ctx->prof;
-    if (!p) {
-        push_open((open_span){NULL, 0, 0, 0, true});
-        return;
-    }
-    open_span_begin(p, PE_USER, name ? name : "(unnamed range)", NULL, 0, 0, true);
+    fmlp_prof_hold h = fmlp_prof_hold_take(ctx);
+    if (h.p)
+        open_span_begin(h.p, PE_USER, name ? name : "(unnamed range)", NULL, 0, 0, true);
+    else
+        push_open((open_span){NULL, 0, 0, 0, 0, true});
+    fmlp_prof_hold_give(ctx, h);
 }
 
 void fmlp_range_pop(fmlp_ctx *ctx)
@@ -207,7 +208,9 @@ void fmlp_range_pop(fmlp_ctx *ctx)
         tl_depth = i;
         /* Only a profiler still recording on this context may be touched:
          * the one that opened the range may have been destroyed since. */
-        if (s.p && s.p == ctx->prof) open_span_end(&s);
+        fmlp_prof_hold h = fmlp_prof_hold_take(ctx);
+        if (s.p && s.p == h.p && s.serial == h.p->serial) open_span_end(&s);
+        fmlp_prof_hold_give(ctx, h);
         return;
     }
 }

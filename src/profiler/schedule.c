@@ -3,6 +3,8 @@
  * skip_first steps first, then cycles of wait, warmup and active steps, the
  * last active step of a cycle saving the trace, `repeat` cycles (0 = cycle
  * until stop). */
+#include <limits.h>
+
 #include "core/error.h"
 #include "profiler/prof.h"
 
@@ -23,6 +25,15 @@ fmlp_status prof_schedule_check(const fmlp_profiler_options *o)
                          "profiler schedule active=%d records nothing; set active >= 1 (or all fields 0 to record "
                          "every step)",
                          o->active);
+    /* Steps are counted in an int, so one cycle and the steps before the
+     * first must fit one. */
+    int64_t cycle = (int64_t)o->wait + o->warmup + o->active;
+    if (cycle > INT_MAX || (int64_t)o->skip_first + cycle > INT_MAX)
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT,
+                         "profiler schedule skip_first=%d + wait=%d + warmup=%d + active=%d is %lld steps, more than "
+                         "the %d steps a profiler counts; use fewer",
+                         o->skip_first, o->wait, o->warmup, o->active, (long long)((int64_t)o->skip_first + cycle),
+                         INT_MAX);
     return FMLP_OK;
 }
 

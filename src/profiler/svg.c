@@ -274,11 +274,12 @@ static void put_arrow(FILE *f, const layout *L, const pe_event *from, const pe_e
             x1, y1);
 }
 
-static void put_flows(FILE *f, const layout *L)
+/* false when out of memory */
+static bool put_flows(FILE *f, const layout *L)
 {
     const pe_set *s = L->s;
     pe_calls cs;
-    if (!pe_calls_build(s, &cs)) return;
+    if (!pe_calls_build(s, &cs)) return false;
     for (size_t i = 0; i < cs.n; i++) {
         pe_call_view c = pe_call_get(&cs, i);
         int launcher = cs.c[i].launcher, parent = cs.c[i].parent;
@@ -296,6 +297,7 @@ static void put_flows(FILE *f, const layout *L)
         }
     }
     pe_calls_free(&cs);
+    return true;
 }
 
 static void put_lane_names(FILE *f, const layout *L)
@@ -349,8 +351,8 @@ bool pe_render_svg(const pe_set *s, const pe_svg_options *opt, FILE *f)
     put_lane_names(f, &L);
     put_axis(f, &L, axis_y);
     put_spans(f, &L);
-    put_flows(f, &L);
+    bool ok = put_flows(f, &L);
     fputs("</svg>\n", f);
     free_layout(&L);
-    return true;
+    return ok;
 }

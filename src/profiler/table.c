@@ -317,16 +317,24 @@ char *prof_table(const pe_set *s, const fmlp_table_options *opt, bool with_flops
     bool flops_cols = false;
     for (size_t i = 0; i < nrows; i++) flops_cols |= rows[i].flops > 0;
     write_table(f, rows, nrows, cs.has_device, with_flops && flops_cols, o.row_limit);
+    /* With calls to analyse, only memory running out fails the analysis. */
+    bool ok = true;
     if (o.analyses) {
         pe_analysis a;
         if (pe_analyze(s, &cs, &a)) {
             fputc('\n', f);
             pe_analysis_print(&a, s, f);
             pe_analysis_free(&a);
+        } else {
+            ok = cs.n == 0;
         }
     }
-    fclose(f);
+    ok = !ferror(f) && ok;
+    ok = fclose(f) == 0 && ok;
     free(rows);
     pe_calls_free(&cs);
-    return buf;
+    if (ok) return buf;
+    free(buf);
+    *st = fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory building the profiler table");
+    return NULL;
 }

@@ -26,7 +26,7 @@ static fmlp_status new_trace(const void *src, fmlp_trace **out, const char *what
 /* Takes the status of reading `t`; on success counts its steps. */
 static fmlp_status finish_open(fmlp_status s, fmlp_trace *t, const char *path, fmlp_trace **out)
 {
-    if (s == FMLP_OK && !(t->path = strdup(path))) s = fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory reading %s", path);
+    if (s == FMLP_OK && !(t->path = fmlp_strdup(path))) s = fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory reading %s", path);
     if (s != FMLP_OK) {
         fmlp_trace_close(t);
         return s;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/file_out.h"
 #include "profiler/prof.h"
 #include "profiler/svg.h"
 #include "profiler/trace_handle.h"
@@ -93,10 +94,11 @@ fmlp_status fmlp_trace_render_svg(const fmlp_trace *t, const fmlp_svg_options *o
     if (o.step >= 0 && !step_range(&t->s, o.step, &so.t0, &so.t1))
         return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "%s has no ProfilerStep#%d; run `fmlp trace summarize` to list its steps",
                          t->path, o.step);
-    FILE *f = fopen(path, "w");
-    if (!f) return fmlp_fail(FMLP_ERR_IO, "cannot write %s", path);
-    bool drawn = pe_render_svg(&t->s, &so, f);
-    bool closed = fclose(f) == 0;
-    if (drawn && closed) return FMLP_OK;
-    return fmlp_fail(drawn ? FMLP_ERR_IO : FMLP_ERR_OUT_OF_MEMORY, "writing %s failed", path);
+    fmlp_file_out out;
+    fmlp_status s = fmlp_file_out_open(&out, path);
+    if (s != FMLP_OK) return s;
+    FILE *f = fmlp_file_out_stream(&out);
+    if (f && pe_render_svg(&t->s, &so, f)) return fmlp_file_out_commit(&out);
+    fmlp_file_out_abort(&out);
+    return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory drawing %s; nothing was written", path);
 }

@@ -15,10 +15,6 @@
 #include "profiler/prof.h"
 #include "profiler/tree.h"
 
-#ifdef FMLP_HAVE_ZLIB
-#include <zlib.h>
-#endif
-
 /* Fan-out flows (a CPU region's launching thread to its workers) and the
  * flows of a graph launch's kernels get ids above any correlation id, so no
  * flow id is used twice. */
@@ -41,9 +37,12 @@ static int by_time(const void *ctx, uint32_t a, uint32_t b)
     return a < b ? -1 : a > b;
 }
 
-static void put_dims(FILE *f, const char *shapes)
+/* false when out of memory */
+static bool put_dims(FILE *f, const char *shapes)
 {
-    json_doc *d = json_parse(shapes, strlen(shapes), NULL);
+    json_error err;
+    json_doc *d = json_parse(shapes, strlen(shapes), &err);
+    if (!d && err.oom) return false;
     if (d && json_doc_root(d)->type == JSON_ARRAY) {
         fputs(",\"Input Dims\":", f);
         fputs(shapes, f);
@@ -52,6 +51,7 @@ static void put_dims(FILE *f, const char *shapes)
         json_write_string(f, shapes);
     }
     json_free(d);
+    return true;
 }
 
 static void put_common(FILE *f, const pe_set *s, const pe_event *e, bool first)
@@ -68,7 +68,8 @@ static void put_common(FILE *f, const pe_set *s, const pe_event *e, bool first)
     put_us(f, e->t1 - e->t0);
 }
 
-static void put_span(FILE *f, const pe_set *s, const pe_event *e, bool first)
+/* false when out of memory */
+static bool put_span(FILE *f, const pe_set *s, const pe_event *e, bool first)
 {
     const pe_more *m = pe_more_of(s, e);
     int64_t tid = pe_lane_of(s, e)->tid;
@@ -78,7 +79,7 @@ static void put_span(FILE *f, const pe_set *s, const pe_event *e, bool first)
     case PE_CPU_OP:
     case PE_USER:
     case PE_STEP:
-        if (m->shapes) put_dims(f, m->shapes);
+        if (m->shapes && !put_dims(f, m->shapes)) return false;
         break;
     case PE_RUNTIME: fprintf(f, ",\"correlation\":%lld", (long long)e->corr); break;
     case PE_KERNEL:
@@ -104,6 +105,7 @@ static void put_span(FILE *f, const pe_set *s, const pe_event *e, bool first)
     if (m->flops) fprintf(f, ",\"flops\":%lld", (long long)m->flops);
     if (m->bytes) fprintf(f, ",\"bytes\":%lld", (long long)m->bytes);
     fputs("}}", f);
+    return true;
 }
 
 static void put_memory(FILE *f, const pe_set *s, const pe_event *e)
@@ -169,8 +171,8 @@ static void put_meta(FILE *f, const char *what, int64_t pid, int64_t tid, int64_
 }
 
 /* Names and orders every lane: CPU threads (the stepping thread first),
- * then each device's streams. */
-static void put_lanes(FILE *f, const pe_set *s, int64_t t_first)
+ * then each device's streams; false when out of memory. */
+static bool put_lanes(FILE *f, const pe_set *s, int64_t t_first)
 {
     char name[96];
     put_meta(f, "process_name", s->pid, 0, t_first, "name", "fmlp", 0);
@@ -182,15 +184,16 @@ static void put_lanes(FILE *f, const pe_set *s, int64_t t_first)
     pe_idmap named;
     if (!seen || !pe_idmap_init(&named, 0, 0, 0)) {
         free(seen);
-        return;
+        return false;
     }
+    bool ok = true;
     for (size_t i = 0; i < s->n; i++) {
         const pe_event *e = &s->ev[i];
         if (seen[e->lane]) continue;
         seen[e->lane] = true;
         int64_t pid = pe_lane_of(s, e)->pid, tid = pe_lane_of(s, e)->tid;
         bool pid_named = pe_idmap_get(&named, pid) >= 0;
-        if (!pe_idmap_put(&named, pid, 1)) break;
+        if (!(ok = pe_idmap_put(&named, pid, 1))) break;
         if (e->device < 0) {
             bool main = tid == s->main_tid;
             snprintf(name, sizeof name, "thread %lld (%s)", (long long)tid, main ? "fmlp main" : "fmlp worker");
@@ -210,6 +213,7 @@ static void put_lanes(FILE *f, const pe_set *s, int64_t t_first)
     }
     pe_idmap_free(&named);
     free(seen);
+    return ok;
 }
 
 static void put_device_props(FILE *f, const fmlp_device_props *d)
@@ -280,70 +284,38 @@ char *prof_trace_json(const pe_set *s, const fmlp_profiler_options *opt, size_t 
             opt && opt->profile_memory, opt && opt->with_flops);
     fprintf(f, "\"traceName\":\"fmlp\",\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":%lld,\n",
             (long long)s->base_ns);
+    /* The analysis fails only for want of memory once there are calls. */
     pe_analysis a;
+    bool ok = true;
     if (pe_analyze(s, &cs, &a)) {
         fputs("\"fmlpAnalysis\":", f);
         pe_analysis_json(&a, s, f);
         fputs(",\n", f);
         pe_analysis_free(&a);
+    } else {
+        ok = cs.n == 0;
     }
     fputs("\"traceEvents\":[\n", f);
     bool first = true;
-    for (size_t k = 0; k < s->n; k++) {
+    for (size_t k = 0; k < s->n && ok; k++) {
         const pe_event *e = &s->ev[order[k]];
         if (e->kind == PE_MEMORY) continue;
-        put_span(f, s, e, first);
+        ok = put_span(f, s, e, first);
         first = false;
     }
     if (first) fputs("{\"name\":\"Record Window Start\",\"ph\":\"i\",\"s\":\"g\",\"pid\":0,\"tid\":0,\"ts\":0}", f);
     for (size_t k = 0; k < s->n; k++)
         if (s->ev[order[k]].kind == PE_MEMORY) put_memory(f, s, &s->ev[order[k]]);
     put_flows(f, s, &cs);
-    put_lanes(f, s, t_first);
+    ok = ok && put_lanes(f, s, t_first);
     fputs("\n]}\n", f);
     free(order);
     pe_calls_free(&cs);
-    if (fclose(f) != 0) {
+    /* The memory stream's own growth failing shows as its error. */
+    ok = ok && !ferror(f);
+    if (fclose(f) != 0 || !ok) {
         free(buf);
         return NULL;
     }
     return buf;
-}
-
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
-fmlp_status prof_write_file(const char *path, const char *data, size_t len)
-{
-    if (ends_with(path, ".gz")) {
-#ifdef FMLP_HAVE_ZLIB
-        gzFile g = gzopen(path, "wb");
-        if (!g) return fmlp_fail(FMLP_ERR_IO, "cannot open \"%s\" for writing; check the directory exists and is writable", path);
-        size_t off = 0;
-        while (off < len) {
-            unsigned chunk = len - off > (1u << 30) ? (1u << 30) : (unsigned)(len - off);
-            if (gzwrite(g, data + off, chunk) != (int)chunk) {
-                gzclose(g);
-                return fmlp_fail(FMLP_ERR_IO, "writing \"%s\" failed (disk full?)", path);
-            }
-            off += chunk;
-        }
-        if (gzclose(g) != Z_OK) return fmlp_fail(FMLP_ERR_IO, "closing \"%s\" failed (disk full?)", path);
-        return FMLP_OK;
-#else
-        return fmlp_fail(FMLP_ERR_UNSUPPORTED,
-                         "\"%s\": this fmlp was built without zlib, so it cannot write .gz; install zlib1g-dev and "
-                         "rebuild, or drop the .gz suffix",
-                         path);
-#endif
-    }
-    FILE *f = fopen(path, "wb");
-    if (!f) return fmlp_fail(FMLP_ERR_IO, "cannot open \"%s\" for writing; check the directory exists and is writable", path);
-    bool ok = fwrite(data, 1, len, f) == len;
-    ok &= fclose(f) == 0;
-    if (!ok) return fmlp_fail(FMLP_ERR_IO, "writing \"%s\" failed (disk full?)", path);
-    return FMLP_OK;
 }

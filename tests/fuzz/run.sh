@@ -3,7 +3,7 @@
 # first crash, leak, timeout or sanitizer report, so CI can run it as a step.
 #
 #   CC=clang cmake -S . -B build-fuzz -DFMLP_FUZZ=ON -DFMLP_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
-#   cmake --build build-fuzz -j --target fuzz_json fuzz_safetensors fuzz_trace
+#   cmake --build build-fuzz -j --target fuzz_json fuzz_safetensors fuzz_trace fuzz_api
 #   tests/fuzz/run.sh build-fuzz 60 [TARGET...]
 #   FMLP_FUZZ_RUNS=5000000 tests/fuzz/run.sh build-fuzz 1800 fuzz_json
 #
