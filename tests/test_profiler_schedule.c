@@ -125,7 +125,7 @@ static void test_live(fmlp_ctx *ctx)
 
 static void test_errors(fmlp_ctx *ctx)
 {
-    fmlp_profiler *p, *q;
+    fmlp_profiler *p = NULL, *q = NULL;
     fmlp_profiler_options o = fmlp_profiler_options_default();
     tu_expect_fail(fmlp_profiler_create(NULL, &o, &p), FMLP_ERR_INVALID_ARGUMENT, "NULL ctx");
     tu_expect_fail(fmlp_profiler_create(ctx, &o, NULL), FMLP_ERR_INVALID_ARGUMENT, "NULL out");
