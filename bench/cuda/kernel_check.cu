@@ -56,7 +56,7 @@ static double get(int dt, const void *p, size_t i)
 static const char *dtn(int dt) { return dt == FMLP_F32 ? "f32" : dt == FMLP_BF16 ? "bf16" : "f16"; }
 static double tol(int dt) { return dt == FMLP_F32 ? 1e-5 : dt == FMLP_BF16 ? 1e-2 : 2e-3; }
 
-static int fails = 0, checks = 0, g_sms = 0;
+static int fails = 0, checks = 0, g_sms = 0, g_ccm = 0;
 
 /* A kernel to check or time: a variant, and for the wgmma variant one of
  * its tile configurations (-1: the one picked for the shape, launched
@@ -65,14 +65,25 @@ struct kv {
     fmlp_cu_gemm_variant v;
     int cfg;
 };
+/* For the gemv, cfg > 0 forces that many blocks of a cluster to split K. */
 static cudaError_t launch(cudaStream_t s, const fmlp_cu_gemm_args *a, kv k)
 {
     if (k.v == FMLP_CU_GEMM_WGMMA && a->dtype != FMLP_F32 && k.cfg >= 0) return fmlp_cu_gemm_wgmma_config(s, a, k.cfg);
+    if (k.v == FMLP_CU_GEMM_GEMV && k.cfg > 0) {
+        fmlp_cu_gemm_args b = *a;
+        b.split = k.cfg;
+        return fmlp_cu_gemm(s, &b, k.v);
+    }
     return fmlp_cu_gemm(s, a, k.v);
 }
 static const char *kname(const fmlp_cu_gemm_args *a, kv k)
 {
     if (k.v == FMLP_CU_GEMM_WGMMA && a->dtype != FMLP_F32) return fmlp_cu_gemm_wgmma_config_name(a, k.cfg);
+    if (k.v == FMLP_CU_GEMM_GEMV && k.cfg > 0) {
+        static char buf[96];
+        snprintf(buf, sizeof buf, "%s/split%d", fmlp_cu_gemm_name(a, k.v), k.cfg);
+        return buf;
+    }
     return fmlp_cu_gemm_name(a, k.v);
 }
 
@@ -113,7 +124,7 @@ static void check_gemm(int dt, bool glu, int act, int64_t m, int64_t n, int64_t 
     CK(cudaMemcpy(dw, hw.data(), hw.size(), cudaMemcpyHostToDevice));
     CK(cudaMemcpy(db, hb.data(), hb.size(), cudaMemcpyHostToDevice));
     CK(cudaMemset(dout, 0xff, m * ldo * es));
-    fmlp_cu_gemm_args a = {dt, act, glu, m, n, k, nw, dx, ldx, dw, bias ? db : NULL, dout, ldo, g_sms};
+    fmlp_cu_gemm_args a = {dt, act, glu, m, n, k, nw, dx, ldx, dw, bias ? db : NULL, dout, ldo, g_sms, g_ccm, 0, false};
     CK(launch(0, &a, v));
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
@@ -259,13 +270,17 @@ int main(void)
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     CK(cudaDeviceGetAttribute(&ccm, cudaDevAttrComputeCapabilityMajor, 0));
     g_sms = sms;
+    g_ccm = ccm;
     const int dts[3] = {FMLP_BF16, FMLP_F16, FMLP_F32};
     const int64_t ms[] = {1, 5, 16, 33, 64, 65, 130, 1000};
     /* every kernel the device offers: the generic variants, then each wgmma configuration */
     std::vector<kv> all = {{FMLP_CU_GEMM_SIMT, 0}, {FMLP_CU_GEMM_GEMV, 0}, {FMLP_CU_GEMM_TILE64, 0},
                            {FMLP_CU_GEMM_TILE128, 0}};
-    if (ccm == 9)
+    if (ccm == 9) {
         for (int c = 0; c < fmlp_cu_gemm_wgmma_configs(); c++) all.push_back({FMLP_CU_GEMM_WGMMA, c});
+        all.push_back({FMLP_CU_GEMM_GEMV, 3}); /* K split over clusters of 3 and 8 blocks */
+        all.push_back({FMLP_CU_GEMM_GEMV, 8});
+    }
     for (int d = 0; d < 3; d++) {
         const int dt = dts[d];
         for (int64_t m : ms) {
@@ -297,6 +312,12 @@ int main(void)
         if (dt != FMLP_F32 && !quick) {
             check_gemm(dt, true, FMLP_ACT_GELU_TANH, 1000, 3072, 768, 768, true, {FMLP_CU_GEMM_TILE128, 0});
             check_gemm(dt, true, FMLP_ACT_GELU_TANH, 64, 3072, 768, 768, true, {FMLP_CU_GEMM_GEMV, 0});
+            /* the down projection's shape, K split over a cluster as picked for it, K and n off the chunk grid */
+            for (int64_t m : {1, 7, 16, 32}) {
+                check_gemm(dt, false, FMLP_ACT_NONE, m, 768, 3072, 3072, true, {FMLP_CU_GEMM_GEMV, 0});
+                check_gemm(dt, false, FMLP_ACT_NONE, m, 770, 3000, 3000, false, {FMLP_CU_GEMM_GEMV, 0});
+                check_gemm(dt, true, FMLP_ACT_SILU, m, 100, 4000, 4008, true, {FMLP_CU_GEMM_GEMV, 0});
+            }
             check_gemm(dt, false, FMLP_ACT_NONE, 300, 768, 3072, 3072, true, {FMLP_CU_GEMM_TILE64, 0});
             for (const kv &v : all) {
                 if (v.v != FMLP_CU_GEMM_WGMMA) continue;
@@ -346,9 +367,9 @@ int main(void)
     printf("\n%-6s %-34s %10s %9s | %-34s %10s %9s\n", "rows", "glu kernel", "us", "TFLOP/s", "down kernel", "us",
            "TFLOP/s");
     for (int64_t m : rows) {
-        fmlp_cu_gemm_args g = {FMLP_BF16, FMLP_ACT_GELU_TANH, true, m, hid, dim, 2 * hid, x, dim, w, b, h, hid, sms};
-        fmlp_cu_gemm_args dn = {FMLP_BF16, FMLP_ACT_NONE, false, m, dim, hid, dim, h, hid, w2, b, y, dim, sms};
-        std::vector<kv> cand = {{FMLP_CU_GEMM_GEMV, 0}, {FMLP_CU_GEMM_TILE128, 0}};
+        fmlp_cu_gemm_args g = {FMLP_BF16, FMLP_ACT_GELU_TANH, true, m, hid, dim, 2 * hid, x, dim, w, b, h, hid, sms, ccm, 0, false};
+        fmlp_cu_gemm_args dn = {FMLP_BF16, FMLP_ACT_NONE, false, m, dim, hid, dim, h, hid, w2, b, y, dim, sms, ccm, 0, false};
+        std::vector<kv> cand = {{FMLP_CU_GEMM_GEMV, 0}, {FMLP_CU_GEMM_GEMV, 1}, {FMLP_CU_GEMM_TILE128, 0}};
         if (ccm == 9)
             for (int c = 0; c < fmlp_cu_gemm_wgmma_configs(); c++) cand.push_back({FMLP_CU_GEMM_WGMMA, c});
         const fmlp_cu_gemm_variant picked = fmlp_cu_gemm_pick(&g, sms, ccm);

@@ -63,6 +63,67 @@ constexpr int TILE_STAGES = 4;
 
 template <int BM, int BN> constexpr int tile_smem_bytes() { return TILE_STAGES * (BM + BN) * TILE_BKP * 2; }
 
+/* The tile's outputs: bias, activation (a constant, see gemv_store_act),
+ * GLU pairing of the interleaved gate and up columns. */
+template <typename T, bool GLU, int BM, int BN, int WARPS_M, int WARPS_N, int ACT>
+__device__ __forceinline__ void tile_store_act(const fmlp_cu_gemm_args &p,
+                                               const float (&acc)[BM / WARPS_M / 16][BN / WARPS_N / 8][4], int64_t m0,
+                                               int64_t n0, int wm, int wn, int lane)
+{
+    constexpr int WTM = BM / WARPS_M, WTN = BN / WARPS_N;
+    constexpr int MT = WTM / 16, NT = WTN / 8;
+    const int64_t m = p.m;
+    T *out = static_cast<T *>(p.out);
+    const T *bias = static_cast<const T *>(p.b);
+    const bool paired = ((uintptr_t)out & 3) == 0 && (p.ldo & 1) == 0;
+    const int g = lane >> 2, tq = lane & 3;
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++) {
+#pragma unroll
+        for (int half = 0; half < 2; half++) {
+            const int64_t row = m0 + wm * WTM + mt * 16 + g + half * 8;
+            if (row >= m) continue;
+            T *orow = out + row * p.ldo;
+            if (GLU) {
+#pragma unroll
+                for (int t = 0; t < NT / 2; t++) {
+                    const int64_t pc = n0 + wn * WTN + t * 16 + 2 * tq;
+                    const int64_t hc = (n0 + wn * WTN + t * 16) / 2 + 2 * tq;
+                    if (hc >= p.n) continue;
+                    const float g0 = acc[mt][2 * t][half * 2] + load_bias(bias, pc);
+                    const float g1 = acc[mt][2 * t][half * 2 + 1] + load_bias(bias, pc + 1);
+                    const float u0 = acc[mt][2 * t + 1][half * 2] + load_bias(bias, pc + 8);
+                    const float u1 = acc[mt][2 * t + 1][half * 2 + 1] + load_bias(bias, pc + 9);
+                    fmlp_store2<T>(orow + hc, fmlp_act_apply(ACT, g0) * u0, fmlp_act_apply(ACT, g1) * u1,
+                                   hc + 1 < p.n, paired);
+                }
+            } else {
+#pragma unroll
+                for (int nt = 0; nt < NT; nt++) {
+                    const int64_t col = n0 + wn * WTN + nt * 8 + 2 * tq;
+                    if (col >= p.n) continue;
+                    const float v0 = acc[mt][nt][half * 2] + load_bias(bias, col);
+                    const float v1 = col + 1 < p.n ? acc[mt][nt][half * 2 + 1] + load_bias(bias, col + 1) : 0.0f;
+                    fmlp_store2<T>(orow + col, fmlp_act_apply(ACT, v0), fmlp_act_apply(ACT, v1), col + 1 < p.n,
+                                   paired);
+                }
+            }
+        }
+    }
+}
+
+#define FMLP_TILE_STORE_CASE(e, ...)                                                        \
+    case e: tile_store_act<T, GLU, BM, BN, WARPS_M, WARPS_N, e>(p, acc, m0, n0, wm, wn, lane); \
+        return;
+
+template <typename T, bool GLU, int BM, int BN, int WARPS_M, int WARPS_N>
+__device__ __forceinline__ void tile_store(const fmlp_cu_gemm_args &p,
+                                           const float (&acc)[BM / WARPS_M / 16][BN / WARPS_N / 8][4], int64_t m0,
+                                           int64_t n0, int wm, int wn, int lane)
+{
+    switch (p.act) { FMLP_ACT_TABLE(FMLP_TILE_STORE_CASE) }
+}
+
 template <typename T, bool GLU, int BM, int BN, int WARPS_M, int WARPS_N>
 __device__ __forceinline__ void tile_body(const fmlp_cu_gemm_args &p)
 {
@@ -149,50 +210,103 @@ __device__ __forceinline__ void tile_body(const fmlp_cu_gemm_args &p)
     }
     cp_async_wait<0>();
 
-    T *out = static_cast<T *>(p.out);
-    const T *bias = static_cast<const T *>(p.b);
-    const bool paired = ((uintptr_t)out & 3) == 0 && (p.ldo & 1) == 0;
-    const int g = lane >> 2, tq = lane & 3;
-#pragma unroll
-    for (int mt = 0; mt < MT; mt++) {
-#pragma unroll
-        for (int half = 0; half < 2; half++) {
-            const int64_t row = m0 + wm * WTM + mt * 16 + g + half * 8;
-            if (row >= m) continue;
-            T *orow = out + row * p.ldo;
-            if (GLU) {
-#pragma unroll
-                for (int t = 0; t < NT / 2; t++) {
-                    const int64_t pc = n0 + wn * WTN + t * 16 + 2 * tq;
-                    const int64_t hc = (n0 + wn * WTN + t * 16) / 2 + 2 * tq;
-                    if (hc >= p.n) continue;
-                    const float g0 = acc[mt][2 * t][half * 2] + load_bias(bias, pc);
-                    const float g1 = acc[mt][2 * t][half * 2 + 1] + load_bias(bias, pc + 1);
-                    const float u0 = acc[mt][2 * t + 1][half * 2] + load_bias(bias, pc + 8);
-                    const float u1 = acc[mt][2 * t + 1][half * 2 + 1] + load_bias(bias, pc + 9);
-                    fmlp_store2<T>(orow + hc, fmlp_act_apply(p.act, g0) * u0, fmlp_act_apply(p.act, g1) * u1,
-                                   hc + 1 < p.n, paired);
-                }
-            } else {
-#pragma unroll
-                for (int nt = 0; nt < NT; nt++) {
-                    const int64_t col = n0 + wn * WTN + nt * 8 + 2 * tq;
-                    if (col >= p.n) continue;
-                    const float v0 = acc[mt][nt][half * 2] + load_bias(bias, col);
-                    const float v1 = col + 1 < p.n ? acc[mt][nt][half * 2 + 1] + load_bias(bias, col + 1) : 0.0f;
-                    fmlp_store2<T>(orow + col, fmlp_act_apply(p.act, v0), fmlp_act_apply(p.act, v1), col + 1 < p.n,
-                                   paired);
-                }
-            }
-        }
-    }
+    tile_store<T, GLU, BM, BN, WARPS_M, WARPS_N>(p, acc, m0, n0, wm, wn, lane);
 }
 
 /* ------------------------------------------------------------- small rows */
 
 constexpr int GEMV_WARPS = 4;
 
-/* One block owns 16 weight rows; its warps split K in 32-element chunks.
+/* Warp 0's outputs after the split-K sum: per 8 x rows nt, rows g and g + 8
+ * of the block's 16 weight rows, x rows 2 tq and 2 tq + 1. The activation
+ * is a constant here, as in the TMA tiles' epilogue: a switch per element
+ * cost the 16-row GLU gemv 5% when a fifth activation joined the switch
+ * (bench/results/h200_gpu_ab_2026-12-01.md). */
+template <typename T, bool GLU, int NT, int ACT>
+__device__ __forceinline__ void gemv_store_act(const fmlp_cu_gemm_args &p, const float (&acc)[NT][4], int64_t r0,
+                                               int64_t r1, int g, int tq)
+{
+    T *out = static_cast<T *>(p.out);
+    const T *bias = static_cast<const T *>(p.b);
+#pragma unroll
+    for (int nt = 0; nt < NT; nt++) {
+#pragma unroll
+        for (int j = 0; j < 2; j++) {
+            const int64_t xr = nt * 8 + 2 * tq + j;
+            if (xr >= p.m) continue;
+            if (GLU) {
+                const int64_t hc = (int64_t)blockIdx.x * 8 + g;
+                if (hc >= p.n) continue;
+                const float gv = acc[nt][j] + load_bias(bias, r0);
+                const float uv = acc[nt][2 + j] + load_bias(bias, r1);
+                out[xr * p.ldo + hc] = fmlp_from_f32<T>(fmlp_act_apply(ACT, gv) * uv);
+            } else {
+                if (r0 < p.n)
+                    out[xr * p.ldo + r0] = fmlp_from_f32<T>(fmlp_act_apply(ACT, acc[nt][j] + load_bias(bias, r0)));
+                if (r1 < p.n)
+                    out[xr * p.ldo + r1] = fmlp_from_f32<T>(fmlp_act_apply(ACT, acc[nt][2 + j] + load_bias(bias, r1)));
+            }
+        }
+    }
+}
+
+#define FMLP_GEMV_STORE_CASE(e, ...)                           \
+    case e: gemv_store_act<T, GLU, NT, e>(p, acc, r0, r1, g, tq); \
+        return;
+
+template <typename T, bool GLU, int NT>
+__device__ __forceinline__ void gemv_store(const fmlp_cu_gemm_args &p, const float (&acc)[NT][4], int64_t r0,
+                                           int64_t r1, int g, int tq)
+{
+    switch (p.act) { FMLP_ACT_TABLE(FMLP_GEMV_STORE_CASE) }
+}
+
+/* Programmatic dependent launch (cc 9.x): a gemv launched with
+ * programmatic stream serialization may start while the kernel before it
+ * runs. It loads its first weights, then waits for that kernel to finish
+ * before it reads x or writes out; launching its own dependents at entry
+ * lets the next gemv stream its weights meanwhile. Without the launch
+ * attribute both instructions do nothing. */
+__device__ __forceinline__ void pdl_wait()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_launch_dependents()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+
+/* A cluster of blocks along grid.y splits K between them (cc 9.x); rank 0
+ * adds the others' sums from their shared memory, in rank order, so every
+ * run gives the same bits. */
+__device__ __forceinline__ void cluster_sync_all()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ float cluster_load(const float *local, unsigned rank)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    uint32_t remote;
+    float v;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n"
+                 : "=r"(remote)
+                 : "r"((uint32_t)__cvta_generic_to_shared(local)), "r"(rank));
+    asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(remote) : "memory");
+    return v;
+#else
+    (void)rank;
+    return *local;
+#endif
+}
+
+/* One block owns 16 weight rows; its warps split its share of K (all of K,
+ * or 1/gridDim.y of it in a split-K cluster) in 32-element chunks.
  * A lane loads 8 consecutive k of weight rows g and g+8 and of x row g: the
  * mma's k order is a permutation of the chunk, the same for A and B, so the
  * sum is unchanged and every load is 16 bytes. */
@@ -201,6 +315,8 @@ __device__ __forceinline__ void gemv_body(const fmlp_cu_gemm_args &p)
 {
     constexpr int U = NT >= 8 ? 2 : (NT >= 4 ? 4 : 8);
     __shared__ float red[GEMV_WARPS - 1][NT * 4][32];
+    __shared__ float part[NT * 4][32];
+    pdl_launch_dependents();
     const T *x = static_cast<const T *>(p.x);
     const T *w = static_cast<const T *>(p.w);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -208,6 +324,9 @@ __device__ __forceinline__ void gemv_body(const fmlp_cu_gemm_args &p)
     const int64_t r0 = (int64_t)blockIdx.x * 16 + g, r1 = r0 + 8;
     const int64_t k = p.k, m = p.m;
     const int64_t nchunks = (k + 31) / 32;
+    const int64_t per = (nchunks + gridDim.y - 1) / gridDim.y;
+    const int64_t cbeg = (int64_t)blockIdx.y * per;
+    const int64_t cend = cbeg + per < nchunks ? cbeg + per : nchunks;
     const bool ok0 = r0 < p.nw, ok1 = r1 < p.nw;
 
     float acc[NT][4];
@@ -216,20 +335,29 @@ __device__ __forceinline__ void gemv_body(const fmlp_cu_gemm_args &p)
 #pragma unroll
         for (int e = 0; e < 4; e++) acc[i][e] = 0.0f;
 
+    /* The weights of a warp's first U chunks are in flight before it waits
+     * for the kernel before it (pdl_wait), x only after. Keeping more in
+     * flight with a ring refilled per chunk needed twice the registers and
+     * was slower at the tutorial's shape (bench/results/h200_small_rows_2026-12-01.md). */
     const uint4 zero = make_uint4(0, 0, 0, 0);
-    for (int64_t c0 = warp; c0 < nchunks; c0 += (int64_t)GEMV_WARPS * U) {
+    bool waited = false;
+    for (int64_t c0 = cbeg + warp; c0 < cend; c0 += (int64_t)GEMV_WARPS * U) {
         uint4 wa[U], wb[U];
 #pragma unroll
         for (int u = 0; u < U; u++) {
-            const int64_t kk = (c0 + (int64_t)u * GEMV_WARPS) * 32 + tq * 8;
-            const bool in = kk < k;
+            const int64_t c = c0 + (int64_t)u * GEMV_WARPS, kk = c * 32 + tq * 8;
+            const bool in = c < cend && kk < k;
             wa[u] = in && ok0 ? __ldg(reinterpret_cast<const uint4 *>(w + r0 * k + kk)) : zero;
             wb[u] = in && ok1 ? __ldg(reinterpret_cast<const uint4 *>(w + r1 * k + kk)) : zero;
         }
+        if (!waited) {
+            pdl_wait();
+            waited = true;
+        }
 #pragma unroll
         for (int u = 0; u < U; u++) {
-            const int64_t kk = (c0 + (int64_t)u * GEMV_WARPS) * 32 + tq * 8;
-            const bool in = kk < k;
+            const int64_t c = c0 + (int64_t)u * GEMV_WARPS, kk = c * 32 + tq * 8;
+            const bool in = c < cend && kk < k;
             const uint32_t a0[4] = {wa[u].x, wb[u].x, wa[u].y, wb[u].y};
             const uint32_t a1[4] = {wa[u].z, wb[u].z, wa[u].w, wb[u].w};
 #pragma unroll
@@ -241,6 +369,7 @@ __device__ __forceinline__ void gemv_body(const fmlp_cu_gemm_args &p)
             }
         }
     }
+    if (!waited) pdl_wait();
 
     if (warp > 0) {
 #pragma unroll
@@ -249,37 +378,32 @@ __device__ __forceinline__ void gemv_body(const fmlp_cu_gemm_args &p)
             for (int e = 0; e < 4; e++) red[warp - 1][nt * 4 + e][lane] = acc[nt][e];
     }
     __syncthreads();
-    if (warp > 0) return;
+    if (warp == 0) {
 #pragma unroll
-    for (int i = 0; i < GEMV_WARPS - 1; i++)
+        for (int i = 0; i < GEMV_WARPS - 1; i++)
 #pragma unroll
-        for (int nt = 0; nt < NT; nt++)
+            for (int nt = 0; nt < NT; nt++)
 #pragma unroll
-            for (int e = 0; e < 4; e++) acc[nt][e] += red[i][nt * 4 + e][lane];
-
-    T *out = static_cast<T *>(p.out);
-    const T *bias = static_cast<const T *>(p.b);
-#pragma unroll
-    for (int nt = 0; nt < NT; nt++) {
-#pragma unroll
-        for (int j = 0; j < 2; j++) {
-            const int64_t xr = nt * 8 + 2 * tq + j;
-            if (xr >= m) continue;
-            if (GLU) {
-                const int64_t hc = (int64_t)blockIdx.x * 8 + g;
-                if (hc >= p.n) continue;
-                const float gv = acc[nt][j] + load_bias(bias, r0);
-                const float uv = acc[nt][2 + j] + load_bias(bias, r1);
-                out[xr * p.ldo + hc] = fmlp_from_f32<T>(fmlp_act_apply(p.act, gv) * uv);
-            } else {
-                if (r0 < p.n)
-                    out[xr * p.ldo + r0] = fmlp_from_f32<T>(fmlp_act_apply(p.act, acc[nt][j] + load_bias(bias, r0)));
-                if (r1 < p.n)
-                    out[xr * p.ldo + r1] =
-                        fmlp_from_f32<T>(fmlp_act_apply(p.act, acc[nt][2 + j] + load_bias(bias, r1)));
-            }
-        }
+                for (int e = 0; e < 4; e++) acc[nt][e] += red[i][nt * 4 + e][lane];
     }
+    if (gridDim.y > 1) {
+        if (warp == 0)
+#pragma unroll
+            for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) part[nt * 4 + e][lane] = acc[nt][e];
+        cluster_sync_all();
+        if (blockIdx.y == 0 && warp == 0)
+            for (unsigned r = 1; r < gridDim.y; r++)
+#pragma unroll
+                for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) acc[nt][e] += cluster_load(&part[nt * 4 + e][lane], r);
+        /* the other blocks' shared memory must outlive rank 0's reads */
+        cluster_sync_all();
+    }
+    if (warp > 0 || blockIdx.y > 0) return;
+    gemv_store<T, GLU, NT>(p, acc, r0, r1, g, tq);
 }
 
 /* ------------------------------------------------------------------ simt */
@@ -406,6 +530,48 @@ const gemm_entry simt_f32[2] = {FMLP_GE(fmlp_gemm_f32_simt), FMLP_GE(fmlp_gemm_g
 
 int gemv_slot(int64_t m) { return m <= 8 ? 1 : m <= 16 ? 2 : m <= 32 ? 3 : 4; }
 
+/* K is split over a cluster only where the weight rows alone give fewer
+ * than two blocks per SM (the 768-wide down projection: 48 blocks), and
+ * only so far that each warp keeps two chunks to stream. */
+int gemv_split(const fmlp_cu_gemm_args *a)
+{
+    if (a->cc_major < 9) return 1;
+    if (a->split > 0) return a->split > 8 ? 8 : a->split;
+    const int64_t blocks = (a->nw + 15) / 16, target = 2 * (int64_t)(a->sm_count > 0 ? a->sm_count : 132);
+    const int64_t most = ((a->k + 31) / 32) / (2 * GEMV_WARPS);
+    int64_t s = (target + blocks - 1) / blocks;
+    if (s > most) s = most;
+    if (s > 8) s = 8;
+    return s < 1 ? 1 : (int)s;
+}
+
+cudaError_t gemv_launch(cudaStream_t s, const fmlp_cu_gemm_args *a, const void *fn)
+{
+    const unsigned split = (unsigned)gemv_split(a);
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)((a->nw + 15) / 16), split);
+    cfg.blockDim = dim3(GEMV_WARPS * 32);
+    cfg.stream = s;
+    cudaLaunchAttribute attr[2];
+    unsigned n = 0;
+    if (split > 1) {
+        attr[n].id = cudaLaunchAttributeClusterDimension;
+        attr[n].val.clusterDim.x = 1;
+        attr[n].val.clusterDim.y = split;
+        attr[n].val.clusterDim.z = 1;
+        n++;
+    }
+    if (a->pdl && a->cc_major >= 9) {
+        attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[n].val.programmaticStreamSerializationAllowed = 1;
+        n++;
+    }
+    cfg.attrs = attr;
+    cfg.numAttrs = n;
+    void *args[] = {(void *)a};
+    return cudaLaunchKernelExC(&cfg, fn, args);
+}
+
 const gemm_entry &entry_for(const fmlp_cu_gemm_args *a, fmlp_cu_gemm_variant v)
 {
     if (a->dtype == FMLP_F32) return simt_f32[a->glu ? 1 : 0];
@@ -462,8 +628,7 @@ extern "C" cudaError_t fmlp_cu_gemm(cudaStream_t s, const fmlp_cu_gemm_args *a, 
     const gemm_entry &e = entry_for(a, v);
     void *args[] = {(void *)a};
     switch (v) {
-    case FMLP_CU_GEMM_GEMV:
-        return cudaLaunchKernel(e.fn, dim3((unsigned)((a->nw + 15) / 16)), dim3(GEMV_WARPS * 32), args, 0, s);
+    case FMLP_CU_GEMM_GEMV: return gemv_launch(s, a, e.fn);
     case FMLP_CU_GEMM_TILE64: {
         constexpr int smem = tile_smem_bytes<64, 64>();
         return cudaLaunchKernel(e.fn, dim3((unsigned)((a->nw + 63) / 64), (unsigned)((a->m + 63) / 64)), dim3(128),
