@@ -50,9 +50,13 @@ typedef struct {
     int device;
     int sm_count;
     int cc_major;
+    int64_t l2_bytes;
     cudaStream_t stream;         /* every forward's work, in order */
     cudaStream_t capture_stream; /* graph capture, on the capturing thread only */
     bool force_own;              /* FMLP_CUDA_OWN_GEMM=1: fmlp's GEMMs instead of cuBLASLt */
+    bool force_lt;               /* FMLP_CUDA_OWN_GEMM=0: cuBLASLt for every plain GEMM */
+    bool pdl;                    /* gemv kernels overlap the kernel before them (cc 9.x; FMLP_CUDA_PDL=0: off);
+                                    off while CUPTI records, so each kernel's span is its own work */
     pthread_mutex_t lock;        /* guards the caches below */
 
     cublasLtHandle_t lt;

@@ -59,12 +59,18 @@ fmlp_status fmlp_cu_init(fmlp_ctx *ctx, const fmlp_ctx_options *opt)
     ctx->be_state = st;
     const char *own = getenv("FMLP_CUDA_OWN_GEMM");
     st->force_own = own && own[0] == '1';
+    st->force_lt = own && own[0] == '0';
+    const char *pdl = getenv("FMLP_CUDA_PDL");
+    st->pdl = !(pdl && pdl[0] == '0');
     fmlp_status s = FMLP_OK;
+    int l2 = 0;
     if ((e = cudaSetDevice(st->device)) != cudaSuccess)
         s = fmlp_cu_fail(e, "cudaSetDevice");
     else if ((e = cudaDeviceGetAttribute(&st->sm_count, cudaDevAttrMultiProcessorCount, st->device)) != cudaSuccess)
         s = fmlp_cu_fail(e, "cudaDeviceGetAttribute");
     else if ((e = cudaDeviceGetAttribute(&st->cc_major, cudaDevAttrComputeCapabilityMajor, st->device)) != cudaSuccess)
+        s = fmlp_cu_fail(e, "cudaDeviceGetAttribute");
+    else if ((e = cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, st->device)) != cudaSuccess)
         s = fmlp_cu_fail(e, "cudaDeviceGetAttribute");
     else if ((e = cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking)) != cudaSuccess)
         s = fmlp_cu_fail(e, "cudaStreamCreate");
@@ -72,6 +78,7 @@ fmlp_status fmlp_cu_init(fmlp_ctx *ctx, const fmlp_ctx_options *opt)
         s = fmlp_cu_fail(e, "cudaStreamCreate");
     else
         s = fmlp_cu_lt_init(st);
+    st->l2_bytes = l2;
     if (s != FMLP_OK) fmlp_cu_fini(ctx);
     return s;
 }

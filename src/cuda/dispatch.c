@@ -13,9 +13,23 @@ static int pw_op(fmlp_kernel_kind kind)
     return kind == FMLP_KERNEL_ACT ? FMLP_CU_PW_ACT : kind == FMLP_KERNEL_MUL ? FMLP_CU_PW_MUL : FMLP_CU_PW_GLU;
 }
 
-static bool uses_lt(const fmlp_cu_state *st, const fmlp_kernel *k)
+/* Plain GEMMs go to cuBLASLt, as aten::addmm does, except at a few rows
+ * with weights of at most half the L2: there the forward is latency-bound,
+ * cuBLASLt runs a split-K GEMM plus a reduction kernel, and fmlp's gemv does
+ * the split in one launch (K split over a cluster) that starts while the
+ * kernel before it finishes. Measured on the H200
+ * (bench/results/h200_small_rows_2026-12-01.md), the tutorial's fused
+ * forward at 1 row: 8.0 us in a graph against 10.3 with cuBLASLt's down
+ * GEMM, 6.6 back to back without a graph against 12.1. The Llama-3-8B down
+ * projection (117 MB) streams faster through cuBLASLt (28 us against 45). */
+#define CUDA_OWN_SMALL_GEMM_ROWS 32
+
+static bool uses_lt(const fmlp_cu_state *st, fmlp_dtype dtype, const fmlp_kernel *k)
 {
-    return k->kind == FMLP_KERNEL_GEMM && k->act == FMLP_ACT_NONE && !st->force_own;
+    if (k->kind != FMLP_KERNEL_GEMM || k->act != FMLP_ACT_NONE || st->force_own) return false;
+    const bool small = !st->force_lt && dtype != FMLP_F32 && st->cc_major >= 9 && k->m <= CUDA_OWN_SMALL_GEMM_ROWS &&
+                       k->k % 8 == 0 && 2 * k->n * k->k * (int64_t)fmlp_dtype_size(dtype) <= st->l2_bytes;
+    return !small;
 }
 
 void fmlp_cu_name_kernel(fmlp_ctx *ctx, fmlp_dtype dtype, fmlp_kernel *k)
@@ -25,13 +39,13 @@ void fmlp_cu_name_kernel(fmlp_ctx *ctx, fmlp_dtype dtype, fmlp_kernel *k)
     switch (k->kind) {
     case FMLP_KERNEL_GEMM:
     case FMLP_KERNEL_GEMM_GLU: {
-        if (uses_lt(st, k)) {
+        if (uses_lt(st, dtype, k)) {
             name = fmlp_cu_lt_name(dtype, true);
             break;
         }
         const bool glu = k->kind == FMLP_KERNEL_GEMM_GLU;
         fmlp_cu_gemm_args a = {dtype, k->act, glu, k->m, k->n, k->k, glu ? 2 * ((k->n + 7) / 8 * 8) : k->n,
-                               NULL, k->k, NULL, NULL, NULL, k->n, st->sm_count};
+                               NULL, k->k, NULL, NULL, NULL, k->n, st->sm_count, st->cc_major, 0, false};
         name = fmlp_cu_gemm_name(&a, fmlp_cu_gemm_pick(&a, st->sm_count, st->cc_major));
         break;
     }
@@ -63,11 +77,11 @@ fmlp_status fmlp_cu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k, c
     const bool tagged = external_id != 0 && fmlp_cu_prof_active();
     if (tagged) fmlp_cu_prof_push(external_id);
     cudaError_t e = cudaSuccess;
-    if (gemm && uses_lt(st, k)) {
+    if (gemm && uses_lt(st, dtype, k)) {
         s = fmlp_cu_lt_gemm(st, stream, dtype, k->m, k->n, k->k, in0->data, in0->ld, p->w, p->b, out->data, out->ld);
     } else if (gemm) {
         fmlp_cu_gemm_args a = {dtype, k->act, p->glu, k->m, k->n, k->k, p->nw, in0->data, in0->ld, p->w, p->b,
-                               out->data, out->ld, st->sm_count};
+                               out->data, out->ld, st->sm_count, st->cc_major, 0, st->pdl && !fmlp_cu_prof_active()};
         e = fmlp_cu_gemm(stream, &a, fmlp_cu_gemm_pick(&a, st->sm_count, st->cc_major));
     } else {
         const void *b = in1 ? in1->data : NULL;
