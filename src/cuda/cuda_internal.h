@@ -38,6 +38,7 @@ typedef struct {
     size_t key_bytes;
     cudaGraphExec_t exec;
     uint64_t last_use;
+    bool pdl; /* captured with programmatic edges: replayed only while PDL is wanted */
 } fmlp_cu_graph;
 
 typedef struct {
@@ -176,6 +177,8 @@ fmlp_status fmlp_cu_prof_start(fmlp_ctx *ctx);
 fmlp_status fmlp_cu_prof_stop(fmlp_ctx *ctx, struct fmlp_profiler *prof);
 fmlp_status fmlp_cu_prof_discard(fmlp_ctx *ctx);
 bool fmlp_cu_prof_active(void);
+/* Whether kernels launch with PDL now: on for the context, and no profiler recording. */
+bool fmlp_cu_pdl_now(const fmlp_cu_state *st);
 /* Tags the runtime calls between push and pop, and the GPU work they start,
  * with the External id of the op that issues them (CUPTI's external
  * correlation); their own correlations stay CUPTI's. */

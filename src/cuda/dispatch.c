@@ -59,6 +59,8 @@ void fmlp_cu_name_kernel(fmlp_ctx *ctx, fmlp_dtype dtype, fmlp_kernel *k)
     snprintf(k->name, sizeof k->name, "%s", name);
 }
 
+bool fmlp_cu_pdl_now(const fmlp_cu_state *st) { return st->pdl && !fmlp_cu_prof_active(); }
+
 fmlp_status fmlp_cu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k, const void *packed,
                           const fmlp_tensor *in0, const fmlp_tensor *in1, fmlp_tensor *out, int64_t external_id)
 {
@@ -81,7 +83,7 @@ fmlp_status fmlp_cu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k, c
         s = fmlp_cu_lt_gemm(st, stream, dtype, k->m, k->n, k->k, in0->data, in0->ld, p->w, p->b, out->data, out->ld);
     } else if (gemm) {
         fmlp_cu_gemm_args a = {dtype, k->act, p->glu, k->m, k->n, k->k, p->nw, in0->data, in0->ld, p->w, p->b,
-                               out->data, out->ld, st->sm_count, st->cc_major, 0, st->pdl && !fmlp_cu_prof_active()};
+                               out->data, out->ld, st->sm_count, st->cc_major, 0, fmlp_cu_pdl_now(st)};
         e = fmlp_cu_gemm(stream, &a, fmlp_cu_gemm_pick(&a, st->sm_count, st->cc_major));
     } else {
         const void *b = in1 ? in1->data : NULL;

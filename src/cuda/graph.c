@@ -41,9 +41,10 @@ fmlp_status fmlp_cu_graph_launch(fmlp_ctx *ctx, const void *key, size_t key_byte
     if (!key || !key_bytes) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "graph_launch: empty key");
     pthread_mutex_lock(&st->lock);
     cudaGraphExec_t exec = NULL;
+    const bool pdl = fmlp_cu_pdl_now(st);
     for (int i = 0; i < st->n_graphs; i++) {
         fmlp_cu_graph *g = &st->graphs[i];
-        if (g->key_bytes == key_bytes && memcmp(g->key, key, key_bytes) == 0) {
+        if (g->pdl == pdl && g->key_bytes == key_bytes && memcmp(g->key, key, key_bytes) == 0) {
             g->last_use = ++st->graph_clock;
             exec = g->exec;
             break;
@@ -108,6 +109,7 @@ fmlp_status fmlp_cu_graph_end(fmlp_ctx *ctx, const void *key, size_t key_bytes, 
     slot->key_bytes = key_bytes;
     slot->exec = exec;
     slot->last_use = ++st->graph_clock;
+    slot->pdl = fmlp_cu_pdl_now(st);
     fmlp_status s = launch(st, exec, external_id);
     pthread_mutex_unlock(&st->lock);
     return s;
