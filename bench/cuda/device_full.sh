@@ -45,6 +45,10 @@ grep -E "^(host <-> device|fused:)" "$OUT/cli_host_io.log" | tee -a "$SUMMARY"
 note "  trace fused --host-io: $($B/fmlp trace summarize "$OUT"/traces_host_io/*_warm_fused.json 2>&1 | grep '^Verdict' | head -1)"
 FMLP_CUDA_OWN_GEMM=1 timeout 60 $B/fmlp_bench_cuda --rows 128,1024,8192 >"$OUT/bench_fmlp_own.jsonl" 2>&1
 note "fused with fmlp's own down GEMM (FMLP_CUDA_OWN_GEMM=1): $(grep '"fused"' "$OUT/bench_fmlp_own.jsonl" | grep warm | sed -E 's/.*"rows": ([0-9]+).*"us": ([0-9.]+).*/\1 rows \2 us;/' | tr '\n' ' ')"
+if [ -n "${SKIP_TORCH:-}" ]; then
+    note "bench torch skipped (SKIP_TORCH set)"
+    exit 0
+fi
 PYTHONUNBUFFERED=1 timeout 200 python3 bench/cuda/torch_bench.py >"$OUT/bench_torch.jsonl" 2>"$OUT/bench_torch.err"
 note "bench torch rc=$? lines=$(wc -l <"$OUT/bench_torch.jsonl")"
 python3 bench/cuda/report.py "$OUT/bench_fmlp.jsonl" "$OUT/bench_torch.jsonl" "$OUT/h200_geglu.json" "$OUT/h200_geglu.png" >"$OUT/report.txt" 2>&1

@@ -4,6 +4,7 @@
 # logs under $OUT. Stages: kernels (the standalone kernel check, its SASS and
 # its sanitizer runs), full (library, tests, sanitizers, CLI, benchmarks),
 # all (both; the full stage is skipped when the kernel check fails).
+# SKIP_TORCH=1 leaves out the PyTorch side and its report (a visit short of time).
 # A kernel_check built elsewhere can be carried as build-dev/kernel_check.
 set -u
 STAGE=${1:-all}
