@@ -286,6 +286,18 @@ fmlp_status fmlp_mlp_save_safetensors(const fmlp_mlp *mlp, const char *path, con
  * bias) from the tensors a file holds under `prefix`; act and dtype are kept. */
 fmlp_status fmlp_mlp_desc_from_safetensors(const char *path, const char *prefix, fmlp_mlp_desc *desc);
 
+/* Tensor parallelism (Megatron-LM's split): rank `rank` of `world` holds
+ * hidden features [begin, begin + count) of the MLP, as even as the width
+ * allows (the first hidden % world ranks one more). Fails naming the value
+ * for world < 1, a rank outside 0..world-1, or fewer features than ranks. */
+fmlp_status fmlp_shard_range(int64_t hidden, int rank, int world, int64_t *begin, int64_t *count);
+/* A new MLP on `ctx` holding rank `rank`'s slice of `full`: gate and up (a
+ * stack's first layer) column-parallel over its hidden features, down (the
+ * second layer) row-parallel over the same features, the down bias on rank
+ * 0 only. Its forward gives that rank's partial y; the ranks' partial ys
+ * add up to full's y (one all-reduce). Gated blocks and 2-layer stacks. */
+fmlp_status fmlp_mlp_shard(const fmlp_mlp *full, fmlp_ctx *ctx, int rank, int world, fmlp_mlp **out);
+
 /* ----------------------------------------------------------- safetensors */
 
 /* Reading and writing plain tensors (CLI --input/--output, tests). */
