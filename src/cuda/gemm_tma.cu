@@ -197,12 +197,150 @@ __device__ __forceinline__ void tma_body(const CUtensorMap *tx, const CUtensorMa
 
 #endif
 
+/* The persistent family: one block per SM walks its tiles (tile_at's
+ * grouped order) while a producer warpgroup, shrunk to 40 registers by
+ * setmaxnreg, keeps the stage ring full across tile boundaries, so the
+ * next tile's first stages load during this tile's epilogue. The two
+ * consumer warpgroups, grown to 232 registers, hold 128 accumulators each
+ * and either share a tile (WPT = 2: a 128 x BN tile, 64 rows each, the
+ * weight stage read by both) or take turns on tiles of their own (WPT = 1,
+ * "ping-pong": each runs MW m64 slices of a 64 MW x BN tile, and one's
+ * epilogue overlaps the other's matrix work). Ping-pong teams consume the
+ * ring in tile order; a named barrier per team makes a team wait for its
+ * turn before its first full-barrier wait, so no wait is issued more than
+ * one phase ahead of its mbarrier (a parity wait cannot tell phases two
+ * apart). */
+template <int WPT, int MW, int BN, int S> struct tmp_cfg {
+    static constexpr int BM = 64 * MW * WPT;
+    static constexpr int THREADS = 384;
+    static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
+    static constexpr int SMEM = S * STAGE + 2 * S * 8 + 1024;
+};
+
+#ifdef FMLP_HAVE_WGMMA
+
+/* Tile t of an mt x nt grid in groups of 16 row blocks, rows fastest in a
+ * group: the tiles in flight at once share 16 row blocks of x and a few
+ * column blocks of the weights, so both stay in L2 even when the weights
+ * are far larger than it. */
+__device__ __forceinline__ void tile_at(int t, int mt, int nt, int &mb, int &nb)
+{
+    constexpr int GM = 16;
+    const int per = GM * nt, g = t / per, first = g * GM;
+    const int gm = mt - first < GM ? mt - first : GM, r = t - g * per;
+    mb = first + r % gm;
+    nb = r / gm;
+}
+
+template <typename T, bool GLU, int WPT, int MW, int BN, int S>
+__device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMap *tw, const fmlp_cu_gemm_args &p)
+{
+    using C = tmp_cfg<WPT, MW, BN, S>;
+    constexpr int TEAMS = 2 / WPT;
+    extern __shared__ unsigned char tma_raw[];
+    const uint32_t smem = ((uint32_t)__cvta_generic_to_shared(tma_raw) + 1023u) & ~1023u;
+    const uint32_t full = smem + S * C::STAGE, empty = full + S * 8;
+    const int wg = threadIdx.x >> 7;
+    const int KT = (int)((p.k + 63) / 64);
+    /* tma_launch keeps tiles and rows under 2^31 */
+    const int mt = (int)((p.m + C::BM - 1) / C::BM), nt = (int)((p.nw + BN - 1) / BN), tiles = mt * nt;
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < S; s++) {
+            mbar_init(full + 8 * s, 1);
+            mbar_init(empty + 8 * s, WPT);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    if (wg == 2) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+        if (threadIdx.x == 256) {
+            int s = 0;
+            uint32_t ph = 0;
+            bool wrapped = false;
+            for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+                int mb, nb;
+                tile_at(tile, mt, nt, mb, nb);
+                for (int kt = 0; kt < KT; kt++) {
+                    if (wrapped) mbar_wait(empty + 8 * s, ph ^ 1u);
+                    mbar_expect(full + 8 * s, C::STAGE);
+                    tma_load(smem + s * C::STAGE, tx, full + 8 * s, kt * 64, mb * C::BM);
+                    tma_load(smem + s * C::STAGE + C::A_BYTES, tw, full + 8 * s, kt * 64, nb * BN);
+                    if (++s == S) {
+                        s = 0;
+                        ph ^= 1u;
+                        wrapped = true;
+                    }
+                }
+            }
+        }
+    } else {
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+        const int team = WPT == 2 ? 0 : wg, wi = WPT == 2 ? wg : 0;
+        const bool lead = (threadIdx.x & 127) == 0;
+        float d[MW][BN / 2];
+        for (int j = team;; j += TEAMS) {
+            const int tile = blockIdx.x + j * gridDim.x;
+            if (tile >= tiles) break;
+            int mb, nb;
+            tile_at(tile, mt, nt, mb, nb);
+            /* this tile's first k step in the ring */
+            const int64_t first = (int64_t)j * KT;
+            int s = (int)(first % S);
+            uint32_t ph = (uint32_t)(first / S) & 1u;
+            if (TEAMS == 2 && j > 0) {
+                if (team == 0) asm volatile("bar.sync 1, 256;\n" ::: "memory");
+                else asm volatile("bar.sync 2, 256;\n" ::: "memory");
+            }
+#pragma unroll
+            for (int w = 0; w < MW; w++)
+#pragma unroll
+                for (int i = 0; i < BN / 2; i++) d[w][i] = 0.0f;
+            int prev = -1;
+            for (int kt = 0; kt < KT; kt++) {
+                mbar_wait(full + 8 * s, ph);
+                const uint32_t a = smem + s * C::STAGE + wi * MW * 64 * 128, b = smem + s * C::STAGE + C::A_BYTES;
+                asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+                for (int kk = 0; kk < 4; kk++)
+#pragma unroll
+                    for (int w = 0; w < MW; w++)
+                        wgmma_tile<T, BN>(d[w], wg_desc(a + w * 64 * 128 + kk * 32), wg_desc(b + kk * 32));
+                asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+                asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+                if (prev >= 0 && lead) mbar_arrive(empty + 8 * prev);
+                prev = s;
+                if (++s == S) {
+                    s = 0;
+                    ph ^= 1u;
+                }
+            }
+            /* the other team's turn: its tile's stages are next in the ring */
+            if (TEAMS == 2 && tile + (int)gridDim.x < tiles) {
+                if (team == 0) asm volatile("bar.arrive 2, 256;\n" ::: "memory");
+                else asm volatile("bar.arrive 1, 256;\n" ::: "memory");
+            }
+            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+            if (prev >= 0 && lead) mbar_arrive(empty + 8 * prev);
+#pragma unroll
+            for (int w = 0; w < MW; w++)
+                tma_epilogue<T, GLU, BN>(p, d[w], (int64_t)mb * C::BM + (wi * MW + w) * 64, (int64_t)nb * BN);
+        }
+    }
+}
+
+#endif
+
 } // namespace
 
 #ifdef FMLP_HAVE_WGMMA
 #define FMLP_TMA_BODY(T, GLU, WGS, BN, S) tma_body<T, GLU, WGS, BN, S>(&tx, &tw, p);
+#define FMLP_TMP_BODY(T, GLU, WPT, MW, BN, S) tmp_body<T, GLU, WPT, MW, BN, S>(&tx, &tw, p);
 #else
 #define FMLP_TMA_BODY(T, GLU, WGS, BN, S) (void)tx, (void)tw, (void)p;
+#define FMLP_TMP_BODY(T, GLU, WPT, MW, BN, S) (void)tx, (void)tw, (void)p;
 #endif
 #define FMLP_TMA_K(NAME, T, GLU, WGS, BN, S)                                                                  \
     extern "C" __global__ void __launch_bounds__(tma_cfg<WGS, BN, S>::THREADS, tma_cfg<WGS, BN, S>::MIN_BLOCKS) \
@@ -211,33 +349,61 @@ __device__ __forceinline__ void tma_body(const CUtensorMap *tx, const CUtensorMa
     {                                                                                                         \
         FMLP_TMA_BODY(T, GLU, WGS, BN, S)                                                                     \
     }
+/* One block per SM: the register cap at entry (384 threads, 1 block) is
+ * what lets setmaxnreg move registers between the warpgroups. */
+#define FMLP_TMP_K(NAME, T, GLU, WPT, MW, BN, S)                                                             \
+    extern "C" __global__ void __launch_bounds__(384, 1)                                                     \
+        NAME(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tw,                   \
+             const fmlp_cu_gemm_args p)                                                                       \
+    {                                                                                                         \
+        FMLP_TMP_BODY(T, GLU, WPT, MW, BN, S)                                                                 \
+    }
 /* Tile configurations, smallest first: BM x BN, stages. */
 #define FMLP_TMA_CONFIGS(X) \
     X(64x64, 1, 64, 6)      \
     X(64x128, 1, 128, 4)    \
     X(128x128, 2, 128, 3)
+/* Persistent configurations: name, warpgroups per tile, m64 slices per
+ * warpgroup, BN, stages (BM = 64 x the two middle numbers). */
+#define FMLP_TMP_CONFIGS(X)          \
+    X(128x256_coop, 2, 1, 256, 4)    \
+    X(128x128_pingpong, 1, 2, 128, 6)
 #define FMLP_TMA_FAMILY(SHAPE, WGS, BN, S)                                                           \
     FMLP_TMA_K(fmlp_gemm_bf16_wgmma_##SHAPE, __nv_bfloat16, false, WGS, BN, S)                       \
     FMLP_TMA_K(fmlp_gemm_glu_bf16_wgmma_##SHAPE, __nv_bfloat16, true, WGS, BN, S)                    \
     FMLP_TMA_K(fmlp_gemm_f16_wgmma_##SHAPE, __half, false, WGS, BN, S)                               \
     FMLP_TMA_K(fmlp_gemm_glu_f16_wgmma_##SHAPE, __half, true, WGS, BN, S)
+#define FMLP_TMP_FAMILY(SHAPE, WPT, MW, BN, S)                                                       \
+    FMLP_TMP_K(fmlp_gemm_bf16_wgmma_##SHAPE, __nv_bfloat16, false, WPT, MW, BN, S)                   \
+    FMLP_TMP_K(fmlp_gemm_glu_bf16_wgmma_##SHAPE, __nv_bfloat16, true, WPT, MW, BN, S)                \
+    FMLP_TMP_K(fmlp_gemm_f16_wgmma_##SHAPE, __half, false, WPT, MW, BN, S)                           \
+    FMLP_TMP_K(fmlp_gemm_glu_f16_wgmma_##SHAPE, __half, true, WPT, MW, BN, S)
 FMLP_TMA_CONFIGS(FMLP_TMA_FAMILY)
+FMLP_TMP_CONFIGS(FMLP_TMP_FAMILY)
 
 namespace {
 
+/* persistent: a grid of at most one block per SM that loops over tiles */
 struct tma_entry {
     const void *fn[2][2]; /* [f16][glu] */
     const char *name[2][2];
     int bm, bn, threads, smem;
+    bool persistent;
 };
-#define FMLP_TMA_ENTRY(SHAPE, WGS, BN, S)                                                                            \
+#define FMLP_TMA_FNS(SHAPE)                                                                                          \
     {{{(const void *)fmlp_gemm_bf16_wgmma_##SHAPE, (const void *)fmlp_gemm_glu_bf16_wgmma_##SHAPE},                   \
       {(const void *)fmlp_gemm_f16_wgmma_##SHAPE, (const void *)fmlp_gemm_glu_f16_wgmma_##SHAPE}},                    \
      {{"fmlp_gemm_bf16_wgmma_" #SHAPE, "fmlp_gemm_glu_bf16_wgmma_" #SHAPE},                                          \
-      {"fmlp_gemm_f16_wgmma_" #SHAPE, "fmlp_gemm_glu_f16_wgmma_" #SHAPE}},                                           \
-     64 * WGS, BN, tma_cfg<WGS, BN, S>::THREADS, tma_cfg<WGS, BN, S>::SMEM},
-const tma_entry tma_table[] = {FMLP_TMA_CONFIGS(FMLP_TMA_ENTRY)};
+      {"fmlp_gemm_f16_wgmma_" #SHAPE, "fmlp_gemm_glu_f16_wgmma_" #SHAPE}},
+#define FMLP_TMA_ENTRY(SHAPE, WGS, BN, S) \
+    FMLP_TMA_FNS(SHAPE) 64 * WGS, BN, tma_cfg<WGS, BN, S>::THREADS, tma_cfg<WGS, BN, S>::SMEM, false},
+#define FMLP_TMP_ENTRY(SHAPE, WPT, MW, BN, S)                                                                  \
+    FMLP_TMA_FNS(SHAPE) tmp_cfg<WPT, MW, BN, S>::BM, BN, tmp_cfg<WPT, MW, BN, S>::THREADS, \
+        tmp_cfg<WPT, MW, BN, S>::SMEM, true},
+const tma_entry tma_table[] = {FMLP_TMA_CONFIGS(FMLP_TMA_ENTRY) FMLP_TMP_CONFIGS(FMLP_TMP_ENTRY)};
 constexpr int TMA_CONFIGS = (int)(sizeof tma_table / sizeof tma_table[0]);
+#define FMLP_TMA_COUNT(...) +1
+constexpr int TMA_PLAIN_CONFIGS = 0 FMLP_TMA_CONFIGS(FMLP_TMA_COUNT);
 
 /* The largest tile that still gives every SM a tile: large tiles re-read
  * less and stream longer, but below one tile per SM they leave SMs idle
@@ -246,7 +412,7 @@ constexpr int TMA_CONFIGS = (int)(sizeof tma_table / sizeof tma_table[0]);
 int tma_pick(const fmlp_cu_gemm_args *a)
 {
     const int64_t sms = a->sm_count > 0 ? a->sm_count : 132;
-    for (int i = TMA_CONFIGS - 1; i > 0; i--) {
+    for (int i = TMA_PLAIN_CONFIGS - 1; i > 0; i--) {
         const tma_entry &e = tma_table[i];
         if (((a->m + e.bm - 1) / e.bm) * ((a->nw + e.bn - 1) / e.bn) >= sms) return i;
     }
@@ -300,7 +466,9 @@ cudaError_t tma_launch(cudaStream_t s, const fmlp_cu_gemm_args *a, const tma_ent
     cudaError_t err = cudaFuncSetAttribute(e.fn[f16][glu], cudaFuncAttributeMaxDynamicSharedMemorySize, e.smem);
     if (err != cudaSuccess) return err;
     void *args[] = {&tx, &tw, (void *)a};
-    return cudaLaunchKernel(e.fn[f16][glu], dim3((unsigned)tiles), dim3(e.threads), args, e.smem, s);
+    const int64_t sms = a->sm_count > 0 ? a->sm_count : 132;
+    const int64_t grid = e.persistent && tiles > sms ? sms : tiles;
+    return cudaLaunchKernel(e.fn[f16][glu], dim3((unsigned)grid), dim3(e.threads), args, e.smem, s);
 }
 
 } // namespace
