@@ -232,11 +232,96 @@ __device__ __forceinline__ void tile_at(int t, int mt, int nt, int &mb, int &nb)
     nb = r / gm;
 }
 
+template <typename T> __device__ __forceinline__ float bits_f32(uint32_t h);
+template <> __device__ __forceinline__ float bits_f32<__nv_bfloat16>(uint32_t h) { return __uint_as_float(h << 16); }
+template <> __device__ __forceinline__ float bits_f32<__half>(uint32_t h)
+{
+    return __half2float(__ushort_as_half((unsigned short)h));
+}
+
+/* The bias of this thread's columns of a tile, as pairs of raw 16-bit
+ * values, loaded when the tile starts so that the loads' latency passes
+ * under the main loop: the epilogue then waits on no memory. (Loaded in
+ * the epilogue, one dependent round trip per 16 columns cost about 8 us
+ * per 128x256 tile on the H200, as much as the tile's matrix work at
+ * K = 768.) GLU: word 2j gate, 2j + 1 up of columns n0 + 16j + 2tq (+1);
+ * plain: word j of columns n0 + 8j + 2tq (+1). Zeros past the end. */
+template <typename T, bool GLU, int BN>
+__device__ __forceinline__ void tmp_bias(const fmlp_cu_gemm_args &p, uint32_t (&bw)[BN / 8], int64_t n0)
+{
+    const unsigned short *__restrict__ b = static_cast<const unsigned short *>(p.b);
+    const int64_t lim = GLU ? p.nw : p.n;
+    const int tq = threadIdx.x & 3;
+#pragma unroll
+    for (int i = 0; i < BN / 8; i++) {
+        const int64_t c = GLU ? n0 + (i >> 1) * 16 + (i & 1) * 8 + 2 * tq : n0 + i * 8 + 2 * tq;
+        const uint32_t lo = b && c < lim ? __ldg(b + c) : 0u, hi = b && c + 1 < lim ? __ldg(b + c + 1) : 0u;
+        bw[i] = lo | hi << 16;
+    }
+}
+
+/* tma_epilogue_act with the bias from registers and the row bounds and
+ * row pointers worked out once. */
+template <typename T, bool GLU, int BN, int ACT>
+__device__ __forceinline__ void tmp_epilogue_act(const fmlp_cu_gemm_args &p, const float (&d)[BN / 2],
+                                                 const uint32_t (&bw)[BN / 8], int64_t m0, int64_t n0)
+{
+    T *out = static_cast<T *>(p.out);
+    const bool paired = ((uintptr_t)out & 3) == 0 && (p.ldo & 1) == 0;
+    const int t = threadIdx.x & 127, lane = t & 31, g = lane >> 2, tq = lane & 3;
+    const int64_t r0 = m0 + (t >> 5) * 16 + g;
+    const bool ok0 = r0 < p.m, ok1 = r0 + 8 < p.m;
+    T *o0 = out + r0 * p.ldo, *o1 = o0 + 8 * p.ldo;
+    if (GLU) {
+#pragma unroll
+        for (int j = 0; j < BN / 16; j++) {
+            const int64_t hc = n0 / 2 + j * 8 + 2 * tq;
+            if (hc >= p.n) continue;
+            const bool both = hc + 1 < p.n;
+            const float bg0 = bits_f32<T>(bw[2 * j] & 0xFFFFu), bg1 = bits_f32<T>(bw[2 * j] >> 16);
+            const float bu0 = bits_f32<T>(bw[2 * j + 1] & 0xFFFFu), bu1 = bits_f32<T>(bw[2 * j + 1] >> 16);
+            const float *e = d + 8 * j;
+            if (ok0)
+                fmlp_store2<T>(o0 + hc, fmlp_act_fast(ACT, e[0] + bg0) * (e[4] + bu0),
+                               fmlp_act_fast(ACT, e[1] + bg1) * (e[5] + bu1), both, paired);
+            if (ok1)
+                fmlp_store2<T>(o1 + hc, fmlp_act_fast(ACT, e[2] + bg0) * (e[6] + bu0),
+                               fmlp_act_fast(ACT, e[3] + bg1) * (e[7] + bu1), both, paired);
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < BN / 8; j++) {
+            const int64_t col = n0 + j * 8 + 2 * tq;
+            if (col >= p.n) continue;
+            const bool both = col + 1 < p.n;
+            const float b0 = bits_f32<T>(bw[j] & 0xFFFFu), b1 = bits_f32<T>(bw[j] >> 16);
+            const float *e = d + 4 * j;
+            if (ok0) fmlp_store2<T>(o0 + col, fmlp_act_fast(ACT, e[0] + b0), fmlp_act_fast(ACT, e[1] + b1), both, paired);
+            if (ok1) fmlp_store2<T>(o1 + col, fmlp_act_fast(ACT, e[2] + b0), fmlp_act_fast(ACT, e[3] + b1), both, paired);
+        }
+    }
+}
+
+#define FMLP_TMP_EPILOGUE_CASE(e, ...)                             \
+    case e: tmp_epilogue_act<T, GLU, BN, e>(p, d, bw, m0, n0); \
+        return;
+
+template <typename T, bool GLU, int BN>
+__device__ __forceinline__ void tmp_epilogue(const fmlp_cu_gemm_args &p, const float (&d)[BN / 2],
+                                             const uint32_t (&bw)[BN / 8], int64_t m0, int64_t n0)
+{
+    switch (p.act) { FMLP_ACT_TABLE(FMLP_TMP_EPILOGUE_CASE) }
+}
+
 template <typename T, bool GLU, int WPT, int MW, int BN, int S>
 __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMap *tw, const fmlp_cu_gemm_args &p)
 {
     using C = tmp_cfg<WPT, MW, BN, S>;
     constexpr int TEAMS = 2 / WPT;
+    /* the bias in registers, except where 128 accumulators and 32 bias
+     * words would not fit (plain 128x256: 168 registers at entry, and
+     * ptxas spills); there it is prefetched into L1 at the tile's start */
+    constexpr bool BREG = GLU || BN <= 128;
     extern __shared__ unsigned char tma_raw[];
     const uint32_t smem = ((uint32_t)__cvta_generic_to_shared(tma_raw) + 1023u) & ~1023u;
     const uint32_t full = smem + S * C::STAGE, empty = full + S * 8;
@@ -257,6 +342,8 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
     if (wg == 2) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
         if (threadIdx.x == 256) {
+            asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)tx) : "memory");
+            asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)tw) : "memory");
             int s = 0;
             uint32_t ph = 0;
             bool wrapped = false;
@@ -286,6 +373,11 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
             if (tile >= tiles) break;
             int mb, nb;
             tile_at(tile, mt, nt, mb, nb);
+            uint32_t bw[BREG ? BN / 8 : 1];
+            if constexpr (BREG) tmp_bias<T, GLU, BN>(p, bw, (int64_t)nb * BN);
+            else if ((threadIdx.x & 127) < BN / 64 && p.b && (int64_t)nb * BN + (threadIdx.x & 127) * 64 < p.n)
+                asm volatile("prefetch.global.L1 [%0];\n" ::"l"(static_cast<const T *>(p.b) + (int64_t)nb * BN +
+                                                                   (threadIdx.x & 127) * 64));
             /* this tile's first k step in the ring */
             const int64_t first = (int64_t)j * KT;
             int s = (int)(first % S);
@@ -326,7 +418,8 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
             if (prev >= 0 && lead) mbar_arrive(empty + 8 * prev);
 #pragma unroll
             for (int w = 0; w < MW; w++)
-                tma_epilogue<T, GLU, BN>(p, d[w], (int64_t)mb * C::BM + (wi * MW + w) * 64, (int64_t)nb * BN);
+                if constexpr (BREG) tmp_epilogue<T, GLU, BN>(p, d[w], bw, (int64_t)mb * C::BM + (wi * MW + w) * 64, (int64_t)nb * BN);
+                else tma_epilogue<T, GLU, BN>(p, d[w], (int64_t)mb * C::BM + (wi * MW + w) * 64, (int64_t)nb * BN);
         }
     }
 }
@@ -365,9 +458,10 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
     X(128x128, 2, 128, 3)
 /* Persistent configurations: name, warpgroups per tile, m64 slices per
  * warpgroup, BN, stages (BM = 64 x the two middle numbers). */
-#define FMLP_TMP_CONFIGS(X)          \
-    X(128x256_coop, 2, 1, 256, 4)    \
-    X(128x128_pingpong, 1, 2, 128, 6)
+#define FMLP_TMP_CONFIGS(X)           \
+    X(128x256_coop, 2, 1, 256, 4)     \
+    X(128x128_pingpong, 1, 2, 128, 6) \
+    X(64x256_pingpong, 1, 1, 256, 5)
 #define FMLP_TMA_FAMILY(SHAPE, WGS, BN, S)                                                           \
     FMLP_TMA_K(fmlp_gemm_bf16_wgmma_##SHAPE, __nv_bfloat16, false, WGS, BN, S)                       \
     FMLP_TMA_K(fmlp_gemm_glu_bf16_wgmma_##SHAPE, __nv_bfloat16, true, WGS, BN, S)                    \
