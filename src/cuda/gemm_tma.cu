@@ -457,7 +457,8 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
     X(64x128, 1, 128, 4)    \
     X(128x128, 2, 128, 3)
 /* Persistent configurations: name, warpgroups per tile, m64 slices per
- * warpgroup, BN, stages (BM = 64 x the two middle numbers). */
+ * warpgroup, BN, stages (BM = 64 x the two middle numbers). tma_pick
+ * names the first two by their position. */
 #define FMLP_TMP_CONFIGS(X)           \
     X(128x256_coop, 2, 1, 256, 4)     \
     X(128x128_pingpong, 1, 2, 128, 6) \
@@ -499,17 +500,40 @@ constexpr int TMA_CONFIGS = (int)(sizeof tma_table / sizeof tma_table[0]);
 #define FMLP_TMA_COUNT(...) +1
 constexpr int TMA_PLAIN_CONFIGS = 0 FMLP_TMA_CONFIGS(FMLP_TMA_COUNT);
 
-/* The largest tile that still gives every SM a tile: large tiles re-read
- * less and stream longer, but below one tile per SM they leave SMs idle
- * (measured on the H200, bench/results/h200_kernels.txt: 64x64 wins at
- * 128 rows, 128x128 from about 1024 rows for the GLU GEMM). */
+/* Table positions of the persistent configurations. */
+constexpr int TMA_COOP_128x256 = TMA_PLAIN_CONFIGS, TMA_PINGPONG_128x128 = TMA_PLAIN_CONFIGS + 1;
+
+/* True when `tiles` keep at least 90% of the SMs busy in every wave. */
+bool fills_waves(int64_t tiles, int64_t sms)
+{
+    return tiles * 10 >= sms * 9 && tiles * 10 >= (tiles + sms - 1) / sms * sms * 9;
+}
+
+/* Persistent tiles where they were measured faster (H200, bf16,
+ * bench/results/h200_gemm_2026-12-01.txt, GEMM-only table at 1024, 4096
+ * and 8192 rows):
+ * - GLU: the 128x128 ping-pong whenever there is a tile per SM, 1.12-1.28x
+ *   the 128x128 one-tile-per-block kernel on 768 -> 3072 and 1.47-1.57x on
+ *   4096 -> 14336 (0.95-1.04x cuBLASLt's plain GEMM of the same size there);
+ * - plain with K >= 2048: the shared 128x256 tile where its tiles fill
+ *   whole waves, 1.27-1.29x on 14336 -> 4096 (cuBLASLt's speed); with 192
+ *   tiles on 132 SMs (768 wide, 8192 rows) it lost to the ping-pong;
+ * - other plain GEMMs: the ping-pong where its tiles fill whole waves
+ *   (1.17x on 3072 -> 768 at 8192 rows).
+ * Otherwise the largest one-tile-per-block tile that still gives every SM
+ * a tile: large tiles re-read less and stream longer, but below one tile
+ * per SM they leave SMs idle (bench/results/h200_kernels.txt: 64x64 wins
+ * at 128 rows, 128x128 from about 1024 rows). */
 int tma_pick(const fmlp_cu_gemm_args *a)
 {
     const int64_t sms = a->sm_count > 0 ? a->sm_count : 132;
-    for (int i = TMA_PLAIN_CONFIGS - 1; i > 0; i--) {
-        const tma_entry &e = tma_table[i];
-        if (((a->m + e.bm - 1) / e.bm) * ((a->nw + e.bn - 1) / e.bn) >= sms) return i;
-    }
+    auto tiles = [a](const tma_entry &e) { return ((a->m + e.bm - 1) / e.bm) * ((a->nw + e.bn - 1) / e.bn); };
+    const int64_t pp = tiles(tma_table[TMA_PINGPONG_128x128]);
+    if (a->glu && pp >= sms) return TMA_PINGPONG_128x128;
+    if (!a->glu && a->k >= 2048 && fills_waves(tiles(tma_table[TMA_COOP_128x256]), sms)) return TMA_COOP_128x256;
+    if (!a->glu && fills_waves(pp, sms)) return TMA_PINGPONG_128x128;
+    for (int i = TMA_PLAIN_CONFIGS - 1; i > 0; i--)
+        if (tiles(tma_table[i]) >= sms) return i;
     return 0;
 }
 
