@@ -400,6 +400,29 @@ static void gemm_vs_lt(cudaStream_t s, int sms, int ccm)
                        kname(&g, v), tg, fl / tg * 1e-6, lg / tg, kname(&dn, v), td, fd / td * 1e-6, ld / td,
                        is_picked ? "  <- picked (glu)" : "");
             }
+            /* where the picked GLU kernel's time goes: the same kernel with
+             * no activation (the GLU product alone), and its plain form on
+             * the same M x N x K (no pairing, no bias): the epilogue's share */
+            {
+                fmlp_cu_gemm_args gb = g, pl = g;
+                gb.act = FMLP_ACT_NONE;
+                pl.act = FMLP_ACT_NONE;
+                pl.glu = false;
+                pl.n = 2 * hid;
+                pl.b = NULL;
+                pl.out = y;
+                pl.ldo = 2 * hid;
+                kv v = {FMLP_CU_GEMM_WGMMA, 0};
+                while (v.cfg + 1 < fmlp_cu_gemm_wgmma_configs() && strcmp(kname(&g, v), kname(&g, {FMLP_CU_GEMM_WGMMA, -1})))
+                    v.cfg++;
+                const float tb = med3(time_it(s, &gb, v, ig), time_it(s, &gb, v, ig), time_it(s, &gb, v, ig));
+                const float tp = med3(time_it(s, &pl, v, ig), time_it(s, &pl, v, ig), time_it(s, &pl, v, ig));
+                char nb[64], np[64];
+                snprintf(nb, sizeof nb, "%s, no act", kname(&gb, v));
+                snprintf(np, sizeof np, "%s, m x 2hid x dim", kname(&pl, v));
+                printf("%-12s %-6lld %-42s %9.2f %8.1f %6.2f | %-38s %9.2f %8.1f %6.2f\n", shape, (long long)m, nb, tb,
+                       fl / tb * 1e-6, lg / tb, np, tp, fl / tp * 1e-6, lg / tp);
+            }
         }
     }
     cublasLtDestroy(lt);
