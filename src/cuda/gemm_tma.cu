@@ -12,8 +12,11 @@
  * 16-byte-aligned rows runs without a residue path.
  * The accumulator layout per 8 columns matches mma.sync's, so the GLU
  * epilogue pairs the interleaved gate and up rows in registers exactly as
- * fmlp's other tiles do. Built only into the sm_90a image; fmlp_cu_gemm_pick
- * offers it only on compute capability 9.x. */
+ * fmlp's other tiles do. A second, persistent family (tmp_body: one block
+ * per SM walking its tiles, a producer warpgroup, setmaxnreg, ping-pong or
+ * shared 128x256 tiles) is what tma_pick takes for large GEMMs. Built only
+ * into the sm_90a image; fmlp_cu_gemm_pick offers it only on compute
+ * capability 9.x. */
 #include <cuda.h>
 
 #include "cuda/device_util.cuh"
@@ -142,7 +145,9 @@ __device__ __forceinline__ void tma_epilogue(const fmlp_cu_gemm_args &p, const f
 /* One output tile per block; the grid is 1-D over tiles, N fastest, so the
  * blocks running at once share a few row blocks of x and sweep the
  * weights, which stay in L2 (and rows need not fit grid.y). A persistent
- * grid looping over tiles was measured no faster (h200_kernels.txt). */
+ * grid looping over this body's tiles was measured no faster
+ * (h200_kernels.txt); tmp_body's persistent tiles, with a producer that
+ * runs ahead across tiles and warpgroups taking turns, are. */
 template <typename T, bool GLU, int WGS, int BN, int S>
 __device__ __forceinline__ void tma_body(const CUtensorMap *tx, const CUtensorMap *tw, const fmlp_cu_gemm_args &p)
 {
@@ -510,16 +515,17 @@ bool fills_waves(int64_t tiles, int64_t sms)
 }
 
 /* Persistent tiles where they were measured faster (H200, bf16,
- * bench/results/h200_gemm_2026-12-01.txt, GEMM-only table at 1024, 4096
- * and 8192 rows):
- * - GLU: the 128x128 ping-pong whenever there is a tile per SM, 1.12-1.28x
- *   the 128x128 one-tile-per-block kernel on 768 -> 3072 and 1.47-1.57x on
- *   4096 -> 14336 (0.95-1.04x cuBLASLt's plain GEMM of the same size there);
+ * bench/results/h200_gemm_2026-12-01.txt, GEMM-only tables of two visits
+ * at 1024, 4096 and 8192 rows):
+ * - GLU: the 128x128 ping-pong whenever there is a tile per SM, 1.12-1.32x
+ *   the 128x128 one-tile-per-block kernel on 768 -> 3072 and 1.40-1.57x on
+ *   4096 -> 14336 (0.91-1.04x cuBLASLt's plain GEMM of the same size there,
+ *   0.80-0.89x on 768 -> 3072);
  * - plain with K >= 2048: the shared 128x256 tile where its tiles fill
- *   whole waves, 1.27-1.29x on 14336 -> 4096 (cuBLASLt's speed); with 192
- *   tiles on 132 SMs (768 wide, 8192 rows) it lost to the ping-pong;
+ *   whole waves, 1.18-1.30x on 14336 -> 4096 (0.95-1.01x cuBLASLt); with
+ *   192 tiles on 132 SMs (768 wide, 8192 rows) it lost to the ping-pong;
  * - other plain GEMMs: the ping-pong where its tiles fill whole waves
- *   (1.17x on 3072 -> 768 at 8192 rows).
+ *   (1.15-1.17x on 3072 -> 768 at 8192 rows).
  * Otherwise the largest one-tile-per-block tile that still gives every SM
  * a tile: large tiles re-read less and stream longer, but below one tile
  * per SM they leave SMs idle (bench/results/h200_kernels.txt: 64x64 wins
