@@ -2,8 +2,12 @@
  * of the library, so a device run can validate every GEMM variant and
  * pointwise kernel (random data, poisoned outputs, f64 reference on sampled
  * rows) and report its speed on the tutorial's GeGLU shapes.
+ * On Hopper it also times each wgmma tile configuration against cuBLASLt's
+ * plain GEMM of the same M x N x K, on the tutorial's and the Llama-3-8B
+ * MLP's shapes.
  * Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Isrc
- *        bench/cuda/kernel_check.cu src/cuda/gemm.cu src/cuda/gemm_tma.cu src/cuda/pointwise.cu */
+ *        bench/cuda/kernel_check.cu src/cuda/gemm.cu src/cuda/gemm_tma.cu src/cuda/pointwise.cu -lcublasLt */
+#include <cublasLt.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <math.h>
@@ -160,6 +164,19 @@ static void check_gemm(int dt, bool glu, int act, int64_t m, int64_t n, int64_t 
     cudaFree(dout);
 }
 
+/* The same check on a device of `sms` multiprocessors as far as the tile
+ * configurations know: a persistent grid then holds that many blocks, so
+ * each block walks many tiles (and a ping-pong block's two teams take
+ * several turns) at sizes a sanitizer run still affords. */
+static void check_gemm_sms(int sms, int dt, bool glu, int act, int64_t m, int64_t n, int64_t k, int64_t ldx, bool bias,
+                           kv v)
+{
+    const int keep = g_sms;
+    g_sms = sms;
+    check_gemm(dt, glu, act, m, n, k, ldx, bias, v);
+    g_sms = keep;
+}
+
 /* Runs one pointwise kernel on host data (rows x cols, row stride ld, output
  * poisoned on the device first) and brings its output back; false when the
  * vector variant cannot take these pointers and strides. */
@@ -263,9 +280,182 @@ static float time_it(cudaStream_t s, const fmlp_cu_gemm_args *a, kv v, int iters
     return ms * 1000.0f / iters;
 }
 
+/* Fills n bf16 values with uniform noise in [-a, a] on the device. */
+__global__ void fill_bf16(__nv_bfloat16 *p, size_t n, float a, uint32_t seed)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        uint32_t h = (uint32_t)i * 2654435761u ^ seed;
+        h ^= h >> 15;
+        h *= 2246822519u;
+        h ^= h >> 13;
+        p[i] = __float2bfloat16_rn(a * ((float)(h & 0xFFFFFF) / 8388608.0f - 1.0f));
+    }
+}
+
+#define CKLT(x)                                                                          \
+    do {                                                                                 \
+        cublasStatus_t s_ = (x);                                                         \
+        if (s_ != CUBLAS_STATUS_SUCCESS) {                                               \
+            printf("cuBLASLt error %d at %s:%d\n", (int)s_, __FILE__, __LINE__);         \
+            exit(1);                                                                     \
+        }                                                                                \
+    } while (0)
+
+/* cuBLASLt's plain bf16 GEMM out (m, n) = x (m, k) . w (n, k)^T, all
+ * row-major and contiguous, f32 accumulation, its top heuristic algorithm:
+ * mean microseconds per launch over iters back-to-back launches. */
+static float time_lt(cudaStream_t s, cublasLtHandle_t lt, void *ws, size_t wss, int64_t m, int64_t n, int64_t k,
+                     const void *x, const void *w, void *out, int iters)
+{
+    cublasLtMatmulDesc_t op;
+    CKLT(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    CKLT(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    CKLT(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    /* column-major view: out^T (n, m) = w^T (k, n)^T . x^T (k, m) */
+    cublasLtMatrixLayout_t la, lb, lc;
+    CKLT(cublasLtMatrixLayoutCreate(&la, CUDA_R_16BF, k, n, k));
+    CKLT(cublasLtMatrixLayoutCreate(&lb, CUDA_R_16BF, k, m, k));
+    CKLT(cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, n, m, n));
+    cublasLtMatmulPreference_t pref;
+    CKLT(cublasLtMatmulPreferenceCreate(&pref));
+    CKLT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wss, sizeof wss));
+    cublasLtMatmulHeuristicResult_t hr;
+    int found = 0;
+    CKLT(cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 1, &hr, &found));
+    if (!found) {
+        printf("cuBLASLt: no algorithm for %lld x %lld x %lld\n", (long long)m, (long long)n, (long long)k);
+        exit(1);
+    }
+    const float alpha = 1.0f, beta = 0.0f;
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    for (int i = 0; i < 3; i++)
+        CKLT(cublasLtMatmul(lt, op, &alpha, w, la, x, lb, &beta, out, lc, out, lc, &hr.algo, ws, wss, s));
+    CK(cudaEventRecord(e0, s));
+    for (int i = 0; i < iters; i++)
+        CKLT(cublasLtMatmul(lt, op, &alpha, w, la, x, lb, &beta, out, lc, out, lc, &hr.algo, ws, wss, s));
+    CK(cudaEventRecord(e1, s));
+    CK(cudaEventSynchronize(e1));
+    float ms;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+    cublasLtMatmulPreferenceDestroy(pref);
+    cublasLtMatrixLayoutDestroy(la);
+    cublasLtMatrixLayoutDestroy(lb);
+    cublasLtMatrixLayoutDestroy(lc);
+    cublasLtMatmulDescDestroy(op);
+    return ms * 1000.0f / iters;
+}
+
+/* The median of three timings. */
+static float med3(float a, float b, float c) { return a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b)); }
+
+/* GEMM-only table: each wgmma configuration's GLU GEMM (m x 2 hid x dim,
+ * GELU-tanh epilogue, bias) and down GEMM (m x dim x hid, bias) against
+ * cuBLASLt's plain GEMM of the same M x N x K, bf16, L2 warm, the median
+ * of three batches of back-to-back launches. */
+static void gemm_vs_lt(cudaStream_t s, int sms, int ccm)
+{
+    const int64_t shapes[2][2] = {{768, 3072}, {4096, 14336}};
+    const int64_t rows[] = {1024, 4096, 8192};
+    const int64_t maxm = 8192, maxd = 4096, maxh = 14336;
+    void *x, *w, *b, *h, *w2, *y, *ws;
+    const size_t wss = 32u << 20;
+    CK(cudaMalloc(&x, maxm * maxd * 2));
+    CK(cudaMalloc(&w, 2 * maxh * maxd * 2));
+    CK(cudaMalloc(&b, 2 * maxh * 2));
+    CK(cudaMalloc(&h, maxm * maxh * 2));
+    CK(cudaMalloc(&w2, maxh * maxd * 2));
+    CK(cudaMalloc(&y, maxm * 2 * maxh * 2));
+    CK(cudaMalloc(&ws, wss));
+    fill_bf16<<<1024, 256, 0, s>>>((__nv_bfloat16 *)x, maxm * maxd, 1.0f, 1);
+    fill_bf16<<<1024, 256, 0, s>>>((__nv_bfloat16 *)w, 2 * maxh * maxd, 0.03f, 2);
+    fill_bf16<<<1024, 256, 0, s>>>((__nv_bfloat16 *)b, 2 * maxh, 0.03f, 3);
+    fill_bf16<<<1024, 256, 0, s>>>((__nv_bfloat16 *)h, maxm * maxh, 1.0f, 4);
+    fill_bf16<<<1024, 256, 0, s>>>((__nv_bfloat16 *)w2, maxh * maxd, 0.03f, 5);
+    CK(cudaGetLastError());
+    CK(cudaStreamSynchronize(s));
+    cublasLtHandle_t lt;
+    CKLT(cublasLtCreate(&lt));
+    printf("\nGEMM only, bf16, against cuBLASLt's plain GEMM of the same M x N x K (TFLOP/s; ratio = fmlp / cuBLASLt)\n");
+    printf("%-12s %-6s %-42s %9s %8s %6s | %-38s %9s %8s %6s\n", "dim->hid", "rows", "glu kernel (m x 2hid x dim)", "us",
+           "TFLOP/s", "ratio", "down kernel (m x dim x hid)", "us", "TFLOP/s", "ratio");
+    for (const auto &sh : shapes) {
+        const int64_t dim = sh[0], hid = sh[1];
+        for (int64_t m : rows) {
+            const double fl = 2.0 * m * dim * 2 * hid, fd = 2.0 * m * dim * hid;
+            const int ig = fl / 6e8 > 20000 / 5 ? 5 : fl / 6e8 < 100 ? 200 : (int)(20000 / (fl / 6e8));
+            const int id = fd / 6e8 > 20000 / 5 ? 5 : fd / 6e8 < 100 ? 200 : (int)(20000 / (fd / 6e8));
+            char shape[32];
+            snprintf(shape, sizeof shape, "%lld->%lld", (long long)dim, (long long)hid);
+            const float lg = med3(time_lt(s, lt, ws, wss, m, 2 * hid, dim, x, w, y, ig),
+                                  time_lt(s, lt, ws, wss, m, 2 * hid, dim, x, w, y, ig),
+                                  time_lt(s, lt, ws, wss, m, 2 * hid, dim, x, w, y, ig));
+            const float ld = med3(time_lt(s, lt, ws, wss, m, dim, hid, h, w2, y, id),
+                                  time_lt(s, lt, ws, wss, m, dim, hid, h, w2, y, id),
+                                  time_lt(s, lt, ws, wss, m, dim, hid, h, w2, y, id));
+            printf("%-12s %-6lld %-42s %9.2f %8.1f %6s | %-38s %9.2f %8.1f %6s\n", shape, (long long)m,
+                   "cublasLt plain", lg, fl / lg * 1e-6, "", "cublasLt plain", ld, fd / ld * 1e-6, "");
+            fmlp_cu_gemm_args g = {FMLP_BF16, FMLP_ACT_GELU_TANH, true, m, hid, dim, 2 * hid, x, dim, w, b, h, hid, sms};
+            fmlp_cu_gemm_args dn = {FMLP_BF16, FMLP_ACT_NONE, false, m, dim, hid, dim, h, hid, w2, b, y, dim, sms};
+            const fmlp_cu_gemm_variant picked = fmlp_cu_gemm_pick(&g, sms, ccm);
+            for (int c = 0; c < fmlp_cu_gemm_wgmma_configs(); c++) {
+                const kv v = {FMLP_CU_GEMM_WGMMA, c};
+                const float tg = med3(time_it(s, &g, v, ig), time_it(s, &g, v, ig), time_it(s, &g, v, ig));
+                const float td = med3(time_it(s, &dn, v, id), time_it(s, &dn, v, id), time_it(s, &dn, v, id));
+                const bool is_picked = picked == FMLP_CU_GEMM_WGMMA && !strcmp(kname(&g, v), fmlp_cu_gemm_name(&g, picked));
+                printf("%-12s %-6lld %-42s %9.2f %8.1f %6.2f | %-38s %9.2f %8.1f %6.2f%s\n", shape, (long long)m,
+                       kname(&g, v), tg, fl / tg * 1e-6, lg / tg, kname(&dn, v), td, fd / td * 1e-6, ld / td,
+                       is_picked ? "  <- picked (glu)" : "");
+            }
+            /* where the picked GLU kernel's time goes: the same kernel with
+             * no activation (the GLU product alone), and its plain form on
+             * the same M x N x K (no pairing, no bias): the epilogue's share */
+            {
+                fmlp_cu_gemm_args gb = g, pl = g;
+                gb.act = FMLP_ACT_NONE;
+                pl.act = FMLP_ACT_NONE;
+                pl.glu = false;
+                pl.n = 2 * hid;
+                pl.b = NULL;
+                pl.out = y;
+                pl.ldo = 2 * hid;
+                kv v = {FMLP_CU_GEMM_WGMMA, 0};
+                while (v.cfg + 1 < fmlp_cu_gemm_wgmma_configs() && strcmp(kname(&g, v), kname(&g, {FMLP_CU_GEMM_WGMMA, -1})))
+                    v.cfg++;
+                const float tb = med3(time_it(s, &gb, v, ig), time_it(s, &gb, v, ig), time_it(s, &gb, v, ig));
+                const float tp = med3(time_it(s, &pl, v, ig), time_it(s, &pl, v, ig), time_it(s, &pl, v, ig));
+                char nb[64], np[64];
+                snprintf(nb, sizeof nb, "%s, no act", kname(&gb, v));
+                snprintf(np, sizeof np, "%s, m x 2hid x dim", kname(&pl, v));
+                printf("%-12s %-6lld %-42s %9.2f %8.1f %6.2f | %-38s %9.2f %8.1f %6.2f\n", shape, (long long)m, nb, tb,
+                       fl / tb * 1e-6, lg / tb, np, tp, fl / tp * 1e-6, lg / tp);
+            }
+        }
+    }
+    cublasLtDestroy(lt);
+    cudaFree(x);
+    cudaFree(w);
+    cudaFree(b);
+    cudaFree(h);
+    cudaFree(w2);
+    cudaFree(y);
+    cudaFree(ws);
+}
+
+/* Environment: KC_QUICK=1 checks small shapes only and times nothing (the
+ * sanitizer runs); KC_TIMING=only times without checking, KC_TIMING=none
+ * checks without timing; KC_WGMMA_ONLY=1 checks the wgmma configurations
+ * alone; KC_NO_LT=1 leaves out the comparison with cuBLASLt. */
 int main(void)
 {
     const bool quick = getenv("KC_QUICK") != NULL;
+    const char *timing = getenv("KC_TIMING");
+    const bool check_on = !timing || strcmp(timing, "only") != 0, time_on = !timing || strcmp(timing, "none") != 0;
+    const bool wgmma_only = getenv("KC_WGMMA_ONLY") != NULL;
     int sms = 0, ccm = 0;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     CK(cudaDeviceGetAttribute(&ccm, cudaDevAttrComputeCapabilityMajor, 0));
@@ -276,12 +466,15 @@ int main(void)
     /* every kernel the device offers: the generic variants, then each wgmma configuration */
     std::vector<kv> all = {{FMLP_CU_GEMM_SIMT, 0}, {FMLP_CU_GEMM_GEMV, 0}, {FMLP_CU_GEMM_TILE64, 0},
                            {FMLP_CU_GEMM_TILE128, 0}};
+    if (wgmma_only) all.clear();
     if (ccm == 9) {
         for (int c = 0; c < fmlp_cu_gemm_wgmma_configs(); c++) all.push_back({FMLP_CU_GEMM_WGMMA, c});
-        all.push_back({FMLP_CU_GEMM_GEMV, 3}); /* K split over clusters of 3 and 8 blocks */
-        all.push_back({FMLP_CU_GEMM_GEMV, 8});
+        if (!wgmma_only) {
+            all.push_back({FMLP_CU_GEMM_GEMV, 3}); /* K split over clusters of 3 and 8 blocks */
+            all.push_back({FMLP_CU_GEMM_GEMV, 8});
+        }
     }
-    for (int d = 0; d < 3; d++) {
+    for (int d = 0; d < 3 && check_on; d++) {
         const int dt = dts[d];
         for (int64_t m : ms) {
             if (quick && m > 130) continue;
@@ -301,24 +494,36 @@ int main(void)
                 }
             }
         }
-        check_gemm(dt, true, FMLP_ACT_GELU_TANH, 7, 50, 33, 35, true, {FMLP_CU_GEMM_SIMT, 0});
+        if (!wgmma_only) check_gemm(dt, true, FMLP_ACT_GELU_TANH, 7, 50, 33, 35, true, {FMLP_CU_GEMM_SIMT, 0});
+        /* many tiles per block: 7 blocks of a persistent grid walk them all
+         * (ring wrap across tiles, K tails, odd M and N) */
+        for (const kv &v : all) {
+            if (v.v != FMLP_CU_GEMM_WGMMA || dt == FMLP_F32) continue;
+            check_gemm_sms(7, dt, true, FMLP_ACT_GELU_TANH, 1000, 300, 520, 520, true, v);
+            check_gemm_sms(7, dt, false, FMLP_ACT_NONE, 777, 1000, 200, 208, true, v);
+            check_gemm_sms(7, dt, true, FMLP_ACT_SILU, 259, 136, 1032, 1032, false, v);
+            check_gemm_sms(1, dt, false, FMLP_ACT_RELU, 300, 520, 72, 72, true, v);
+        }
         /* more rows than one launch's grid holds: fmlp_cu_gemm runs slices */
         if (!quick) {
-            check_gemm(dt, true, FMLP_ACT_GELU_TANH, 65535LL * 64 + 1000, 16, 16, 16, true,
-                       {dt == FMLP_F32 ? FMLP_CU_GEMM_SIMT : FMLP_CU_GEMM_TILE64, 0});
+            if (!wgmma_only)
+                check_gemm(dt, true, FMLP_ACT_GELU_TANH, 65535LL * 64 + 1000, 16, 16, 16, true,
+                           {dt == FMLP_F32 ? FMLP_CU_GEMM_SIMT : FMLP_CU_GEMM_TILE64, 0});
             if (dt != FMLP_F32 && ccm == 9)
                 check_gemm(dt, false, FMLP_ACT_NONE, 65535LL * 64 + 1000, 24, 32, 40, true, {FMLP_CU_GEMM_WGMMA, -1});
         }
         if (dt != FMLP_F32 && !quick) {
-            check_gemm(dt, true, FMLP_ACT_GELU_TANH, 1000, 3072, 768, 768, true, {FMLP_CU_GEMM_TILE128, 0});
-            check_gemm(dt, true, FMLP_ACT_GELU_TANH, 64, 3072, 768, 768, true, {FMLP_CU_GEMM_GEMV, 0});
-            /* the down projection's shape, K split over a cluster as picked for it, K and n off the chunk grid */
-            for (int64_t m : {1, 7, 16, 32}) {
-                check_gemm(dt, false, FMLP_ACT_NONE, m, 768, 3072, 3072, true, {FMLP_CU_GEMM_GEMV, 0});
-                check_gemm(dt, false, FMLP_ACT_NONE, m, 770, 3000, 3000, false, {FMLP_CU_GEMM_GEMV, 0});
-                check_gemm(dt, true, FMLP_ACT_SILU, m, 100, 4000, 4008, true, {FMLP_CU_GEMM_GEMV, 0});
+            if (!wgmma_only) {
+                check_gemm(dt, true, FMLP_ACT_GELU_TANH, 1000, 3072, 768, 768, true, {FMLP_CU_GEMM_TILE128, 0});
+                check_gemm(dt, true, FMLP_ACT_GELU_TANH, 64, 3072, 768, 768, true, {FMLP_CU_GEMM_GEMV, 0});
+                /* the down projection's shape, K split over a cluster as picked for it, K and n off the chunk grid */
+                for (int64_t m : {1, 7, 16, 32}) {
+                    check_gemm(dt, false, FMLP_ACT_NONE, m, 768, 3072, 3072, true, {FMLP_CU_GEMM_GEMV, 0});
+                    check_gemm(dt, false, FMLP_ACT_NONE, m, 770, 3000, 3000, false, {FMLP_CU_GEMM_GEMV, 0});
+                    check_gemm(dt, true, FMLP_ACT_SILU, m, 100, 4000, 4008, true, {FMLP_CU_GEMM_GEMV, 0});
+                }
+                check_gemm(dt, false, FMLP_ACT_NONE, 300, 768, 3072, 3072, true, {FMLP_CU_GEMM_TILE64, 0});
             }
-            check_gemm(dt, false, FMLP_ACT_NONE, 300, 768, 3072, 3072, true, {FMLP_CU_GEMM_TILE64, 0});
             for (const kv &v : all) {
                 if (v.v != FMLP_CU_GEMM_WGMMA) continue;
                 check_gemm(dt, true, FMLP_ACT_GELU_TANH, 1000, 3072, 768, 768, true, v);
@@ -327,9 +532,14 @@ int main(void)
                 check_gemm(dt, true, FMLP_ACT_GELU_TANH, 200, 3072, 768, 768, true, v);
                 check_gemm(dt, false, FMLP_ACT_RELU, 129, 300, 136, 136, true, v);
                 check_gemm(dt, false, FMLP_ACT_NONE, 2050, 770, 1000, 1000, true, v);
+                /* more tiles than SMs, a long K, and M up to 65536 */
+                check_gemm(dt, true, FMLP_ACT_GELU_TANH, 4099, 1000, 520, 520, true, v);
+                check_gemm(dt, true, FMLP_ACT_SILU, 1031, 600, 4096, 4096, false, v);
+                check_gemm(dt, false, FMLP_ACT_NONE, 65536, 136, 264, 264, true, v);
+                check_gemm(dt, true, FMLP_ACT_GELU_TANH, 65535, 40, 72, 72, true, v);
             }
         }
-        for (int op = 0; op < 3; op++)
+        for (int op = 0; op < 3 && !wgmma_only; op++)
             for (int act = 1; act < FMLP_ACT_COUNT; act++) {
                 if (op == FMLP_CU_PW_MUL && act > 1) continue;
                 check_pw(dt, op, act, 37, 200, 208, true);
@@ -338,7 +548,7 @@ int main(void)
             }
     }
 
-    if (quick) {
+    if (quick || !time_on) {
         printf("\n%d checks, %d failed\n", checks, fails);
         return fails ? 1 : 0;
     }
@@ -403,6 +613,7 @@ int main(void)
             printf("pw %-28s rows=%-6lld %8.2f us %7.0f GB/s\n", name, (long long)m, us, 3.0 * m * hid * 2 / us * 1e-3);
         }
     }
+    if (ccm == 9 && !getenv("KC_NO_LT")) gemm_vs_lt(s, sms, ccm);
     printf("\n%d checks, %d failed\n", checks, fails);
     return fails ? 1 : 0;
 }

@@ -12,8 +12,11 @@
  * 16-byte-aligned rows runs without a residue path.
  * The accumulator layout per 8 columns matches mma.sync's, so the GLU
  * epilogue pairs the interleaved gate and up rows in registers exactly as
- * fmlp's other tiles do. Built only into the sm_90a image; fmlp_cu_gemm_pick
- * offers it only on compute capability 9.x. */
+ * fmlp's other tiles do. A second, persistent family (tmp_body: one block
+ * per SM walking its tiles, a producer warpgroup, setmaxnreg, ping-pong or
+ * shared 128x256 tiles) is what tma_pick takes for large GEMMs. Built only
+ * into the sm_90a image; fmlp_cu_gemm_pick offers it only on compute
+ * capability 9.x. */
 #include <cuda.h>
 
 #include "cuda/device_util.cuh"
@@ -142,7 +145,9 @@ __device__ __forceinline__ void tma_epilogue(const fmlp_cu_gemm_args &p, const f
 /* One output tile per block; the grid is 1-D over tiles, N fastest, so the
  * blocks running at once share a few row blocks of x and sweep the
  * weights, which stay in L2 (and rows need not fit grid.y). A persistent
- * grid looping over tiles was measured no faster (h200_kernels.txt). */
+ * grid looping over this body's tiles was measured no faster
+ * (h200_kernels.txt); tmp_body's persistent tiles, with a producer that
+ * runs ahead across tiles and warpgroups taking turns, are. */
 template <typename T, bool GLU, int WGS, int BN, int S>
 __device__ __forceinline__ void tma_body(const CUtensorMap *tx, const CUtensorMap *tw, const fmlp_cu_gemm_args &p)
 {
@@ -197,12 +202,243 @@ __device__ __forceinline__ void tma_body(const CUtensorMap *tx, const CUtensorMa
 
 #endif
 
+/* The persistent family: one block per SM walks its tiles (tile_at's
+ * grouped order) while a producer warpgroup, shrunk to 40 registers by
+ * setmaxnreg, keeps the stage ring full across tile boundaries, so the
+ * next tile's first stages load during this tile's epilogue. The two
+ * consumer warpgroups, grown to 232 registers, hold 128 accumulators each
+ * and either share a tile (WPT = 2: a 128 x BN tile, 64 rows each, the
+ * weight stage read by both) or take turns on tiles of their own (WPT = 1,
+ * "ping-pong": each runs MW m64 slices of a 64 MW x BN tile, and one's
+ * epilogue overlaps the other's matrix work). Ping-pong teams consume the
+ * ring in tile order; a named barrier per team makes a team wait for its
+ * turn before its first full-barrier wait, so no wait is issued more than
+ * one phase ahead of its mbarrier (a parity wait cannot tell phases two
+ * apart). */
+template <int WPT, int MW, int BN, int S> struct tmp_cfg {
+    static constexpr int BM = 64 * MW * WPT;
+    static constexpr int THREADS = 384;
+    static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
+    static constexpr int SMEM = S * STAGE + 2 * S * 8 + 1024;
+};
+
+#ifdef FMLP_HAVE_WGMMA
+
+/* Tile t of an mt x nt grid in groups of 16 row blocks, rows fastest in a
+ * group: the tiles in flight at once share 16 row blocks of x and a few
+ * column blocks of the weights, so both stay in L2 even when the weights
+ * are far larger than it. */
+__device__ __forceinline__ void tile_at(int t, int mt, int nt, int &mb, int &nb)
+{
+    constexpr int GM = 16;
+    const int per = GM * nt, g = t / per, first = g * GM;
+    const int gm = mt - first < GM ? mt - first : GM, r = t - g * per;
+    mb = first + r % gm;
+    nb = r / gm;
+}
+
+template <typename T> __device__ __forceinline__ float bits_f32(uint32_t h);
+template <> __device__ __forceinline__ float bits_f32<__nv_bfloat16>(uint32_t h) { return __uint_as_float(h << 16); }
+template <> __device__ __forceinline__ float bits_f32<__half>(uint32_t h)
+{
+    return __half2float(__ushort_as_half((unsigned short)h));
+}
+
+/* The bias of this thread's columns of a tile, as pairs of raw 16-bit
+ * values, loaded when the tile starts so that the loads' latency passes
+ * under the main loop: the epilogue then waits on no memory. (Loaded in
+ * the epilogue, one dependent round trip per 16 columns cost about 8 us
+ * per 128x256 tile on the H200, as much as the tile's matrix work at
+ * K = 768.) GLU: word 2j gate, 2j + 1 up of columns n0 + 16j + 2tq (+1);
+ * plain: word j of columns n0 + 8j + 2tq (+1). Zeros past the end. */
+template <typename T, bool GLU, int BN>
+__device__ __forceinline__ void tmp_bias(const fmlp_cu_gemm_args &p, uint32_t (&bw)[BN / 8], int64_t n0)
+{
+    const unsigned short *__restrict__ b = static_cast<const unsigned short *>(p.b);
+    const int64_t lim = GLU ? p.nw : p.n;
+    const int tq = threadIdx.x & 3;
+#pragma unroll
+    for (int i = 0; i < BN / 8; i++) {
+        const int64_t c = GLU ? n0 + (i >> 1) * 16 + (i & 1) * 8 + 2 * tq : n0 + i * 8 + 2 * tq;
+        const uint32_t lo = b && c < lim ? __ldg(b + c) : 0u, hi = b && c + 1 < lim ? __ldg(b + c + 1) : 0u;
+        bw[i] = lo | hi << 16;
+    }
+}
+
+/* tma_epilogue_act with the bias from registers and the row bounds and
+ * row pointers worked out once. */
+template <typename T, bool GLU, int BN, int ACT>
+__device__ __forceinline__ void tmp_epilogue_act(const fmlp_cu_gemm_args &p, const float (&d)[BN / 2],
+                                                 const uint32_t (&bw)[BN / 8], int64_t m0, int64_t n0)
+{
+    T *out = static_cast<T *>(p.out);
+    const bool paired = ((uintptr_t)out & 3) == 0 && (p.ldo & 1) == 0;
+    const int t = threadIdx.x & 127, lane = t & 31, g = lane >> 2, tq = lane & 3;
+    const int64_t r0 = m0 + (t >> 5) * 16 + g;
+    const bool ok0 = r0 < p.m, ok1 = r0 + 8 < p.m;
+    T *o0 = out + r0 * p.ldo, *o1 = o0 + 8 * p.ldo;
+    if (GLU) {
+#pragma unroll
+        for (int j = 0; j < BN / 16; j++) {
+            const int64_t hc = n0 / 2 + j * 8 + 2 * tq;
+            if (hc >= p.n) continue;
+            const bool both = hc + 1 < p.n;
+            const float bg0 = bits_f32<T>(bw[2 * j] & 0xFFFFu), bg1 = bits_f32<T>(bw[2 * j] >> 16);
+            const float bu0 = bits_f32<T>(bw[2 * j + 1] & 0xFFFFu), bu1 = bits_f32<T>(bw[2 * j + 1] >> 16);
+            const float *e = d + 8 * j;
+            if (ok0)
+                fmlp_store2<T>(o0 + hc, fmlp_act_fast(ACT, e[0] + bg0) * (e[4] + bu0),
+                               fmlp_act_fast(ACT, e[1] + bg1) * (e[5] + bu1), both, paired);
+            if (ok1)
+                fmlp_store2<T>(o1 + hc, fmlp_act_fast(ACT, e[2] + bg0) * (e[6] + bu0),
+                               fmlp_act_fast(ACT, e[3] + bg1) * (e[7] + bu1), both, paired);
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < BN / 8; j++) {
+            const int64_t col = n0 + j * 8 + 2 * tq;
+            if (col >= p.n) continue;
+            const bool both = col + 1 < p.n;
+            const float b0 = bits_f32<T>(bw[j] & 0xFFFFu), b1 = bits_f32<T>(bw[j] >> 16);
+            const float *e = d + 4 * j;
+            if (ok0) fmlp_store2<T>(o0 + col, fmlp_act_fast(ACT, e[0] + b0), fmlp_act_fast(ACT, e[1] + b1), both, paired);
+            if (ok1) fmlp_store2<T>(o1 + col, fmlp_act_fast(ACT, e[2] + b0), fmlp_act_fast(ACT, e[3] + b1), both, paired);
+        }
+    }
+}
+
+#define FMLP_TMP_EPILOGUE_CASE(e, ...)                             \
+    case e: tmp_epilogue_act<T, GLU, BN, e>(p, d, bw, m0, n0); \
+        return;
+
+template <typename T, bool GLU, int BN>
+__device__ __forceinline__ void tmp_epilogue(const fmlp_cu_gemm_args &p, const float (&d)[BN / 2],
+                                             const uint32_t (&bw)[BN / 8], int64_t m0, int64_t n0)
+{
+    switch (p.act) { FMLP_ACT_TABLE(FMLP_TMP_EPILOGUE_CASE) }
+}
+
+template <typename T, bool GLU, int WPT, int MW, int BN, int S>
+__device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMap *tw, const fmlp_cu_gemm_args &p)
+{
+    using C = tmp_cfg<WPT, MW, BN, S>;
+    constexpr int TEAMS = 2 / WPT;
+    /* the bias in registers, except where 128 accumulators and 32 bias
+     * words would not fit (plain 128x256: 168 registers at entry, and
+     * ptxas spills); there it is prefetched into L1 at the tile's start */
+    constexpr bool BREG = GLU || BN <= 128;
+    extern __shared__ unsigned char tma_raw[];
+    const uint32_t smem = ((uint32_t)__cvta_generic_to_shared(tma_raw) + 1023u) & ~1023u;
+    const uint32_t full = smem + S * C::STAGE, empty = full + S * 8;
+    const int wg = threadIdx.x >> 7;
+    const int KT = (int)((p.k + 63) / 64);
+    /* tma_launch keeps tiles and rows under 2^31 */
+    const int mt = (int)((p.m + C::BM - 1) / C::BM), nt = (int)((p.nw + BN - 1) / BN), tiles = mt * nt;
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < S; s++) {
+            mbar_init(full + 8 * s, 1);
+            mbar_init(empty + 8 * s, WPT);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    if (wg == 2) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+        if (threadIdx.x == 256) {
+            asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)tx) : "memory");
+            asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)tw) : "memory");
+            int s = 0;
+            uint32_t ph = 0;
+            bool wrapped = false;
+            for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+                int mb, nb;
+                tile_at(tile, mt, nt, mb, nb);
+                for (int kt = 0; kt < KT; kt++) {
+                    if (wrapped) mbar_wait(empty + 8 * s, ph ^ 1u);
+                    mbar_expect(full + 8 * s, C::STAGE);
+                    tma_load(smem + s * C::STAGE, tx, full + 8 * s, kt * 64, mb * C::BM);
+                    tma_load(smem + s * C::STAGE + C::A_BYTES, tw, full + 8 * s, kt * 64, nb * BN);
+                    if (++s == S) {
+                        s = 0;
+                        ph ^= 1u;
+                        wrapped = true;
+                    }
+                }
+            }
+        }
+    } else {
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+        const int team = WPT == 2 ? 0 : wg, wi = WPT == 2 ? wg : 0;
+        const bool lead = (threadIdx.x & 127) == 0;
+        float d[MW][BN / 2];
+        for (int j = team;; j += TEAMS) {
+            const int tile = blockIdx.x + j * gridDim.x;
+            if (tile >= tiles) break;
+            int mb, nb;
+            tile_at(tile, mt, nt, mb, nb);
+            uint32_t bw[BREG ? BN / 8 : 1];
+            if constexpr (BREG) tmp_bias<T, GLU, BN>(p, bw, (int64_t)nb * BN);
+            else if ((threadIdx.x & 127) < BN / 64 && p.b && (int64_t)nb * BN + (threadIdx.x & 127) * 64 < p.n)
+                asm volatile("prefetch.global.L1 [%0];\n" ::"l"(static_cast<const T *>(p.b) + (int64_t)nb * BN +
+                                                                   (threadIdx.x & 127) * 64));
+            /* this tile's first k step in the ring */
+            const int64_t first = (int64_t)j * KT;
+            int s = (int)(first % S);
+            uint32_t ph = (uint32_t)(first / S) & 1u;
+            if (TEAMS == 2 && j > 0) {
+                if (team == 0) asm volatile("bar.sync 1, 256;\n" ::: "memory");
+                else asm volatile("bar.sync 2, 256;\n" ::: "memory");
+            }
+#pragma unroll
+            for (int w = 0; w < MW; w++)
+#pragma unroll
+                for (int i = 0; i < BN / 2; i++) d[w][i] = 0.0f;
+            int prev = -1;
+            for (int kt = 0; kt < KT; kt++) {
+                mbar_wait(full + 8 * s, ph);
+                const uint32_t a = smem + s * C::STAGE + wi * MW * 64 * 128, b = smem + s * C::STAGE + C::A_BYTES;
+                asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+                for (int kk = 0; kk < 4; kk++)
+#pragma unroll
+                    for (int w = 0; w < MW; w++)
+                        wgmma_tile<T, BN>(d[w], wg_desc(a + w * 64 * 128 + kk * 32), wg_desc(b + kk * 32));
+                asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+                asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+                if (prev >= 0 && lead) mbar_arrive(empty + 8 * prev);
+                prev = s;
+                if (++s == S) {
+                    s = 0;
+                    ph ^= 1u;
+                }
+            }
+            /* the other team's turn: its tile's stages are next in the ring */
+            if (TEAMS == 2 && tile + (int)gridDim.x < tiles) {
+                if (team == 0) asm volatile("bar.arrive 2, 256;\n" ::: "memory");
+                else asm volatile("bar.arrive 1, 256;\n" ::: "memory");
+            }
+            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+            if (prev >= 0 && lead) mbar_arrive(empty + 8 * prev);
+#pragma unroll
+            for (int w = 0; w < MW; w++)
+                if constexpr (BREG) tmp_epilogue<T, GLU, BN>(p, d[w], bw, (int64_t)mb * C::BM + (wi * MW + w) * 64, (int64_t)nb * BN);
+                else tma_epilogue<T, GLU, BN>(p, d[w], (int64_t)mb * C::BM + (wi * MW + w) * 64, (int64_t)nb * BN);
+        }
+    }
+}
+
+#endif
+
 } // namespace
 
 #ifdef FMLP_HAVE_WGMMA
 #define FMLP_TMA_BODY(T, GLU, WGS, BN, S) tma_body<T, GLU, WGS, BN, S>(&tx, &tw, p);
+#define FMLP_TMP_BODY(T, GLU, WPT, MW, BN, S) tmp_body<T, GLU, WPT, MW, BN, S>(&tx, &tw, p);
 #else
 #define FMLP_TMA_BODY(T, GLU, WGS, BN, S) (void)tx, (void)tw, (void)p;
+#define FMLP_TMP_BODY(T, GLU, WPT, MW, BN, S) (void)tx, (void)tw, (void)p;
 #endif
 #define FMLP_TMA_K(NAME, T, GLU, WGS, BN, S)                                                                  \
     extern "C" __global__ void __launch_bounds__(tma_cfg<WGS, BN, S>::THREADS, tma_cfg<WGS, BN, S>::MIN_BLOCKS) \
@@ -211,45 +447,99 @@ __device__ __forceinline__ void tma_body(const CUtensorMap *tx, const CUtensorMa
     {                                                                                                         \
         FMLP_TMA_BODY(T, GLU, WGS, BN, S)                                                                     \
     }
+/* One block per SM: the register cap at entry (384 threads, 1 block) is
+ * what lets setmaxnreg move registers between the warpgroups. */
+#define FMLP_TMP_K(NAME, T, GLU, WPT, MW, BN, S)                                                             \
+    extern "C" __global__ void __launch_bounds__(384, 1)                                                     \
+        NAME(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tw,                   \
+             const fmlp_cu_gemm_args p)                                                                       \
+    {                                                                                                         \
+        FMLP_TMP_BODY(T, GLU, WPT, MW, BN, S)                                                                 \
+    }
 /* Tile configurations, smallest first: BM x BN, stages. */
 #define FMLP_TMA_CONFIGS(X) \
     X(64x64, 1, 64, 6)      \
     X(64x128, 1, 128, 4)    \
     X(128x128, 2, 128, 3)
+/* Persistent configurations: name, warpgroups per tile, m64 slices per
+ * warpgroup, BN, stages (BM = 64 x the two middle numbers). tma_pick
+ * names the first two by their position. */
+#define FMLP_TMP_CONFIGS(X)           \
+    X(128x256_coop, 2, 1, 256, 4)     \
+    X(128x128_pingpong, 1, 2, 128, 6) \
+    X(64x256_pingpong, 1, 1, 256, 5)
 #define FMLP_TMA_FAMILY(SHAPE, WGS, BN, S)                                                           \
     FMLP_TMA_K(fmlp_gemm_bf16_wgmma_##SHAPE, __nv_bfloat16, false, WGS, BN, S)                       \
     FMLP_TMA_K(fmlp_gemm_glu_bf16_wgmma_##SHAPE, __nv_bfloat16, true, WGS, BN, S)                    \
     FMLP_TMA_K(fmlp_gemm_f16_wgmma_##SHAPE, __half, false, WGS, BN, S)                               \
     FMLP_TMA_K(fmlp_gemm_glu_f16_wgmma_##SHAPE, __half, true, WGS, BN, S)
+#define FMLP_TMP_FAMILY(SHAPE, WPT, MW, BN, S)                                                       \
+    FMLP_TMP_K(fmlp_gemm_bf16_wgmma_##SHAPE, __nv_bfloat16, false, WPT, MW, BN, S)                   \
+    FMLP_TMP_K(fmlp_gemm_glu_bf16_wgmma_##SHAPE, __nv_bfloat16, true, WPT, MW, BN, S)                \
+    FMLP_TMP_K(fmlp_gemm_f16_wgmma_##SHAPE, __half, false, WPT, MW, BN, S)                           \
+    FMLP_TMP_K(fmlp_gemm_glu_f16_wgmma_##SHAPE, __half, true, WPT, MW, BN, S)
 FMLP_TMA_CONFIGS(FMLP_TMA_FAMILY)
+FMLP_TMP_CONFIGS(FMLP_TMP_FAMILY)
 
 namespace {
 
+/* persistent: a grid of at most one block per SM that loops over tiles */
 struct tma_entry {
     const void *fn[2][2]; /* [f16][glu] */
     const char *name[2][2];
     int bm, bn, threads, smem;
+    bool persistent;
 };
-#define FMLP_TMA_ENTRY(SHAPE, WGS, BN, S)                                                                            \
+#define FMLP_TMA_FNS(SHAPE)                                                                                          \
     {{{(const void *)fmlp_gemm_bf16_wgmma_##SHAPE, (const void *)fmlp_gemm_glu_bf16_wgmma_##SHAPE},                   \
       {(const void *)fmlp_gemm_f16_wgmma_##SHAPE, (const void *)fmlp_gemm_glu_f16_wgmma_##SHAPE}},                    \
      {{"fmlp_gemm_bf16_wgmma_" #SHAPE, "fmlp_gemm_glu_bf16_wgmma_" #SHAPE},                                          \
-      {"fmlp_gemm_f16_wgmma_" #SHAPE, "fmlp_gemm_glu_f16_wgmma_" #SHAPE}},                                           \
-     64 * WGS, BN, tma_cfg<WGS, BN, S>::THREADS, tma_cfg<WGS, BN, S>::SMEM},
-const tma_entry tma_table[] = {FMLP_TMA_CONFIGS(FMLP_TMA_ENTRY)};
+      {"fmlp_gemm_f16_wgmma_" #SHAPE, "fmlp_gemm_glu_f16_wgmma_" #SHAPE}},
+#define FMLP_TMA_ENTRY(SHAPE, WGS, BN, S) \
+    FMLP_TMA_FNS(SHAPE) 64 * WGS, BN, tma_cfg<WGS, BN, S>::THREADS, tma_cfg<WGS, BN, S>::SMEM, false},
+#define FMLP_TMP_ENTRY(SHAPE, WPT, MW, BN, S)                                                                  \
+    FMLP_TMA_FNS(SHAPE) tmp_cfg<WPT, MW, BN, S>::BM, BN, tmp_cfg<WPT, MW, BN, S>::THREADS, \
+        tmp_cfg<WPT, MW, BN, S>::SMEM, true},
+const tma_entry tma_table[] = {FMLP_TMA_CONFIGS(FMLP_TMA_ENTRY) FMLP_TMP_CONFIGS(FMLP_TMP_ENTRY)};
 constexpr int TMA_CONFIGS = (int)(sizeof tma_table / sizeof tma_table[0]);
+#define FMLP_TMA_COUNT(...) +1
+constexpr int TMA_PLAIN_CONFIGS = 0 FMLP_TMA_CONFIGS(FMLP_TMA_COUNT);
 
-/* The largest tile that still gives every SM a tile: large tiles re-read
- * less and stream longer, but below one tile per SM they leave SMs idle
- * (measured on the H200, bench/results/h200_kernels.txt: 64x64 wins at
- * 128 rows, 128x128 from about 1024 rows for the GLU GEMM). */
+/* Table positions of the persistent configurations. */
+constexpr int TMA_COOP_128x256 = TMA_PLAIN_CONFIGS, TMA_PINGPONG_128x128 = TMA_PLAIN_CONFIGS + 1;
+
+/* True when `tiles` keep at least 90% of the SMs busy in every wave. */
+bool fills_waves(int64_t tiles, int64_t sms)
+{
+    return tiles * 10 >= sms * 9 && tiles * 10 >= (tiles + sms - 1) / sms * sms * 9;
+}
+
+/* Persistent tiles where they were measured faster (H200, bf16,
+ * bench/results/h200_gemm_2026-12-01.txt, GEMM-only tables of two visits
+ * at 1024, 4096 and 8192 rows):
+ * - GLU: the 128x128 ping-pong whenever there is a tile per SM, 1.12-1.32x
+ *   the 128x128 one-tile-per-block kernel on 768 -> 3072 and 1.40-1.57x on
+ *   4096 -> 14336 (0.91-1.04x cuBLASLt's plain GEMM of the same size there,
+ *   0.80-0.89x on 768 -> 3072);
+ * - plain with K >= 2048: the shared 128x256 tile where its tiles fill
+ *   whole waves, 1.18-1.30x on 14336 -> 4096 (0.95-1.01x cuBLASLt); with
+ *   192 tiles on 132 SMs (768 wide, 8192 rows) it lost to the ping-pong;
+ * - other plain GEMMs: the ping-pong where its tiles fill whole waves
+ *   (1.15-1.17x on 3072 -> 768 at 8192 rows).
+ * Otherwise the largest one-tile-per-block tile that still gives every SM
+ * a tile: large tiles re-read less and stream longer, but below one tile
+ * per SM they leave SMs idle (bench/results/h200_kernels.txt: 64x64 wins
+ * at 128 rows, 128x128 from about 1024 rows). */
 int tma_pick(const fmlp_cu_gemm_args *a)
 {
     const int64_t sms = a->sm_count > 0 ? a->sm_count : 132;
-    for (int i = TMA_CONFIGS - 1; i > 0; i--) {
-        const tma_entry &e = tma_table[i];
-        if (((a->m + e.bm - 1) / e.bm) * ((a->nw + e.bn - 1) / e.bn) >= sms) return i;
-    }
+    auto tiles = [a](const tma_entry &e) { return ((a->m + e.bm - 1) / e.bm) * ((a->nw + e.bn - 1) / e.bn); };
+    const int64_t pp = tiles(tma_table[TMA_PINGPONG_128x128]);
+    if (a->glu && pp >= sms) return TMA_PINGPONG_128x128;
+    if (!a->glu && a->k >= 2048 && fills_waves(tiles(tma_table[TMA_COOP_128x256]), sms)) return TMA_COOP_128x256;
+    if (!a->glu && fills_waves(pp, sms)) return TMA_PINGPONG_128x128;
+    for (int i = TMA_PLAIN_CONFIGS - 1; i > 0; i--)
+        if (tiles(tma_table[i]) >= sms) return i;
     return 0;
 }
 
@@ -300,7 +590,9 @@ cudaError_t tma_launch(cudaStream_t s, const fmlp_cu_gemm_args *a, const tma_ent
     cudaError_t err = cudaFuncSetAttribute(e.fn[f16][glu], cudaFuncAttributeMaxDynamicSharedMemorySize, e.smem);
     if (err != cudaSuccess) return err;
     void *args[] = {&tx, &tw, (void *)a};
-    return cudaLaunchKernel(e.fn[f16][glu], dim3((unsigned)tiles), dim3(e.threads), args, e.smem, s);
+    const int64_t sms = a->sm_count > 0 ? a->sm_count : 132;
+    const int64_t grid = e.persistent && tiles > sms ? sms : tiles;
+    return cudaLaunchKernel(e.fn[f16][glu], dim3((unsigned)grid), dim3(e.threads), args, e.smem, s);
 }
 
 } // namespace
