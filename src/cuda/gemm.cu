@@ -280,6 +280,23 @@ __device__ __forceinline__ void pdl_launch_dependents()
 #endif
 }
 
+/* x as a PDL-launched gemv reads it after pdl_wait: an ordinary load
+ * (cached in L1, where the blocks of an SM share x) written as volatile
+ * asm, so the compiler keeps it after the wait. Through __ldg, which tells
+ * the compiler the data never changes while the kernel runs, some loads
+ * were hoisted above the wait and read x while the kernel before was still
+ * writing it (test_cuda_pdl); read through L2 only (ld.global.cg) the 16-
+ * and 32-row gemvs were 10-20% slower. Launched without PDL, nothing
+ * writes x while the gemv runs and it keeps __ldg. */
+__device__ __forceinline__ uint4 ld_after_wait(const void *p)
+{
+    uint4 v;
+    asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+    return v;
+}
+
 /* A cluster of blocks along grid.y splits K between them (cc 9.x); rank 0
  * adds the others' sums from their shared memory, in rank order, so every
  * run gives the same bits. */
@@ -336,9 +353,10 @@ __device__ __forceinline__ void gemv_body(const fmlp_cu_gemm_args &p)
         for (int e = 0; e < 4; e++) acc[i][e] = 0.0f;
 
     /* The weights of a warp's first U chunks are in flight before it waits
-     * for the kernel before it (pdl_wait), x only after. Keeping more in
-     * flight with a ring refilled per chunk needed twice the registers and
-     * was slower at the tutorial's shape (bench/results/h200_small_rows_2026-12-01.md). */
+     * for the kernel before it (pdl_wait), x only after (ld_after_wait).
+     * Keeping more in flight with a ring refilled per chunk needed twice the
+     * registers and was slower at the tutorial's shape
+     * (bench/results/h200_small_rows_2026-12-01.md). */
     const uint4 zero = make_uint4(0, 0, 0, 0);
     bool waited = false;
     for (int64_t c0 = cbeg + warp; c0 < cend; c0 += (int64_t)GEMV_WARPS * U) {
@@ -363,7 +381,9 @@ __device__ __forceinline__ void gemv_body(const fmlp_cu_gemm_args &p)
 #pragma unroll
             for (int nt = 0; nt < NT; nt++) {
                 const int64_t xr = nt * 8 + g;
-                const uint4 xv = in && xr < m ? __ldg(reinterpret_cast<const uint4 *>(x + xr * p.ldx + kk)) : zero;
+                const uint4 xv = !(in && xr < m) ? zero
+                                 : p.pdl          ? ld_after_wait(x + xr * p.ldx + kk)
+                                                  : __ldg(reinterpret_cast<const uint4 *>(x + xr * p.ldx + kk));
                 mma16816<T>(acc[nt], a0, xv.x, xv.y);
                 mma16816<T>(acc[nt], a1, xv.z, xv.w);
             }
