@@ -219,9 +219,8 @@ constexpr int GEMV_WARPS = 4;
 
 /* Warp 0's outputs after the split-K sum: per 8 x rows nt, rows g and g + 8
  * of the block's 16 weight rows, x rows 2 tq and 2 tq + 1. The activation
- * is a constant here, as in the TMA tiles' epilogue: a switch per element
- * cost the 16-row GLU gemv 5% when a fifth activation joined the switch
- * (bench/results/h200_gpu_ab_2026-12-01.md). */
+ * is a constant here, as in the TMA tiles' epilogue, where a switch per
+ * element cost a fifth of their speed. */
 template <typename T, bool GLU, int NT, int ACT>
 __device__ __forceinline__ void gemv_store_act(const fmlp_cu_gemm_args &p, const float (&acc)[NT][4], int64_t r0,
                                                int64_t r1, int g, int tq)
