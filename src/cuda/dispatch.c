@@ -19,8 +19,8 @@ static int pw_op(fmlp_kernel_kind kind)
  * the split in one launch (K split over a cluster) that starts while the
  * kernel before it finishes. Measured on the H200
  * (bench/results/h200_small_rows_2026-12-01.md), the tutorial's fused
- * forward at 1 row: 8.0 us in a graph against 10.3 with cuBLASLt's down
- * GEMM, 6.6 back to back without a graph against 12.1. The Llama-3-8B down
+ * forward at 1 row: 8.1 us in a graph against 10.4 with cuBLASLt's down
+ * GEMM, 8.9 back to back without a graph against 19.3. The Llama-3-8B down
  * projection (117 MB) streams faster through cuBLASLt (28 us against 45). */
 #define CUDA_OWN_SMALL_GEMM_ROWS 32
 
