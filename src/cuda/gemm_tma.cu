@@ -80,6 +80,27 @@ __device__ __forceinline__ uint64_t wg_desc(uint32_t addr)
     return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32) | ((uint64_t)1 << 62);
 }
 
+/* The stage ring: S stages of `STAGE` bytes at the start of dynamic shared
+ * memory (aligned to 1024 bytes for the 128-byte swizzle), then S "full"
+ * mbarriers (one arrival: the producer's, plus the bytes) and S "empty"
+ * ones (`consumers` arrivals). Thread 0 initializes them; every thread
+ * returns the ring's address once they are visible. */
+template <int S, int STAGE> __device__ __forceinline__ uint32_t ring_init(int consumers)
+{
+    extern __shared__ unsigned char tma_raw[];
+    const uint32_t smem = ((uint32_t)__cvta_generic_to_shared(tma_raw) + 1023u) & ~1023u;
+    const uint32_t full = smem + S * STAGE, empty = full + S * 8;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < S; s++) {
+            mbar_init(full + 8 * s, 1);
+            mbar_init(empty + 8 * s, consumers);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    return smem;
+}
+
 template <typename T> __device__ __forceinline__ float bias_at(const T *__restrict__ b, int64_t i)
 {
     return b ? fmlp_to_f32(__ldg(b + i)) : 0.0f;
@@ -152,23 +173,13 @@ template <typename T, bool GLU, int WGS, int BN, int S>
 __device__ __forceinline__ void tma_body(const CUtensorMap *tx, const CUtensorMap *tw, const fmlp_cu_gemm_args &p)
 {
     using C = tma_cfg<WGS, BN, S>;
-    extern __shared__ unsigned char tma_raw[];
-    const uint32_t smem = ((uint32_t)__cvta_generic_to_shared(tma_raw) + 1023u) & ~1023u;
-    const uint32_t full = smem + S * C::STAGE, empty = full + S * 8;
     const int wg = threadIdx.x >> 7;
     const int KT = (int)((p.k + 63) / 64);
     /* tma_launch keeps tiles and rows under 2^31 */
     const int nt = (int)((p.nw + BN - 1) / BN);
     const int m0 = (int)blockIdx.x / nt * C::BM, n0 = (int)blockIdx.x % nt * BN;
-
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < S; s++) {
-            mbar_init(full + 8 * s, 1);
-            mbar_init(empty + 8 * s, WGS);
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
-    __syncthreads();
+    const uint32_t smem = ring_init<S, C::STAGE>(WGS);
+    const uint32_t full = smem + S * C::STAGE, empty = full + S * 8;
 
     if (wg == WGS) {
         if (threadIdx.x == 128 * WGS) {
@@ -327,22 +338,12 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
      * words would not fit (plain 128x256: 168 registers at entry, and
      * ptxas spills); there it is prefetched into L1 at the tile's start */
     constexpr bool BREG = GLU || BN <= 128;
-    extern __shared__ unsigned char tma_raw[];
-    const uint32_t smem = ((uint32_t)__cvta_generic_to_shared(tma_raw) + 1023u) & ~1023u;
-    const uint32_t full = smem + S * C::STAGE, empty = full + S * 8;
     const int wg = threadIdx.x >> 7;
     const int KT = (int)((p.k + 63) / 64);
     /* tma_launch keeps tiles and rows under 2^31 */
     const int mt = (int)((p.m + C::BM - 1) / C::BM), nt = (int)((p.nw + BN - 1) / BN), tiles = mt * nt;
-
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < S; s++) {
-            mbar_init(full + 8 * s, 1);
-            mbar_init(empty + 8 * s, WPT);
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
-    __syncthreads();
+    const uint32_t smem = ring_init<S, C::STAGE>(WPT);
+    const uint32_t full = smem + S * C::STAGE, empty = full + S * 8;
 
     if (wg == 2) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
