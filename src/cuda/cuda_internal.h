@@ -58,6 +58,7 @@ typedef struct {
     bool force_lt;               /* FMLP_CUDA_OWN_GEMM=0: cuBLASLt for every plain GEMM */
     bool pdl;                    /* gemv kernels overlap the kernel before them (cc 9.x; FMLP_CUDA_PDL=0: off);
                                     off while CUPTI records, so each kernel's span is its own work */
+    bool pdl_all;                /* FMLP_CUDA_PDL=1: PDL for every gemv, not only those with small weights */
     pthread_mutex_t lock;        /* guards the caches below */
 
     cublasLtHandle_t lt;

@@ -62,6 +62,7 @@ fmlp_status fmlp_cu_init(fmlp_ctx *ctx, const fmlp_ctx_options *opt)
     st->force_lt = own && own[0] == '0';
     const char *pdl = getenv("FMLP_CUDA_PDL");
     st->pdl = !(pdl && pdl[0] == '0');
+    st->pdl_all = pdl && pdl[0] == '1';
     fmlp_status s = FMLP_OK;
     int l2 = 0;
     if ((e = cudaSetDevice(st->device)) != cudaSuccess)

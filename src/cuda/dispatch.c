@@ -24,6 +24,13 @@ static int pw_op(fmlp_kernel_kind kind)
  * projection (117 MB) streams faster through cuBLASLt (28 us against 45). */
 #define CUDA_OWN_SMALL_GEMM_ROWS 32
 
+/* PDL for gemvs of any weight size up to this many rows. The Llama-3-8B
+ * fused forward (352 MB) in a graph: 92 us with PDL against 100 without at
+ * 1 row, but 102 against 98 at 16 rows, where the PDL kernel's x loads,
+ * ordinary loads kept after the wait, cost more than the overlap gains
+ * (bench/results/h200_one_kernel_2026-12-01.md). */
+#define CUDA_PDL_ANY_WEIGHTS_ROWS 8
+
 /* Weights of at most half the L2: the GEMM is latency-bound at few rows. */
 static bool small_weights(const fmlp_cu_state *st, fmlp_dtype dtype, int64_t nw, int64_t k)
 {
@@ -88,10 +95,11 @@ fmlp_status fmlp_cu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k, c
     if (gemm && uses_lt(st, dtype, k)) {
         s = fmlp_cu_lt_gemm(st, stream, dtype, k->m, k->n, k->k, in0->data, in0->ld, p->w, p->b, out->data, out->ld);
     } else if (gemm) {
-        /* PDL where the weights are small: there the kernel before's tail is
-         * a large share of the forward. For the Llama-3-8B GLU gemv at 16
-         * rows (235 MB) the PDL-safe x loads cost 15% (h200_small_rows). */
-        const bool pdl = fmlp_cu_pdl_now(st) && small_weights(st, dtype, p->nw, k->k);
+        /* PDL where the weights are small (the kernel before's tail is a
+         * large share of the forward) or the rows few; see
+         * CUDA_PDL_ANY_WEIGHTS_ROWS. */
+        const bool pdl = fmlp_cu_pdl_now(st) && (st->pdl_all || k->m <= CUDA_PDL_ANY_WEIGHTS_ROWS ||
+                                                 small_weights(st, dtype, p->nw, k->k));
         fmlp_cu_gemm_args a = {dtype, k->act, p->glu, k->m, k->n, k->k, p->nw, in0->data, in0->ld, p->w, p->b,
                                out->data, out->ld, st->sm_count, st->cc_major, 0, pdl};
         e = fmlp_cu_gemm(stream, &a, fmlp_cu_gemm_pick(&a, st->sm_count, st->cc_major));

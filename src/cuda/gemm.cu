@@ -321,29 +321,69 @@ __device__ __forceinline__ float cluster_load(const float *local, unsigned rank)
 #endif
 }
 
+/* One batch of a warp's chunks: U chunks from c0, GEMV_WARPS apart. The
+ * weights are loaded first; a PDL launch's first batch (WAIT) then waits
+ * for the kernel before, and x is read only after. Every other batch is
+ * plain loads and mma, with no wait or branch among them to keep the x
+ * loads from being issued together. */
+template <typename T, int NT, int U, bool PDL, bool WAIT>
+__device__ __forceinline__ void gemv_batch(const fmlp_cu_gemm_args &p, int64_t c0, int64_t cend, int64_t r0,
+                                           int64_t r1, int g, int tq, float (&acc)[NT][4])
+{
+    const T *x = static_cast<const T *>(p.x);
+    const T *w = static_cast<const T *>(p.w);
+    const int64_t k = p.k;
+    const uint4 zero = make_uint4(0, 0, 0, 0);
+    uint4 wa[U], wb[U];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const int64_t c = c0 + (int64_t)u * GEMV_WARPS, kk = c * 32 + tq * 8;
+        const bool in = c < cend && kk < k;
+        wa[u] = in && r0 < p.nw ? __ldg(reinterpret_cast<const uint4 *>(w + r0 * k + kk)) : zero;
+        wb[u] = in && r1 < p.nw ? __ldg(reinterpret_cast<const uint4 *>(w + r1 * k + kk)) : zero;
+    }
+    if (WAIT) pdl_wait();
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const int64_t c = c0 + (int64_t)u * GEMV_WARPS, kk = c * 32 + tq * 8;
+        const bool in = c < cend && kk < k;
+        const uint32_t a0[4] = {wa[u].x, wb[u].x, wa[u].y, wb[u].y};
+        const uint32_t a1[4] = {wa[u].z, wb[u].z, wa[u].w, wb[u].w};
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++) {
+            const int64_t xr = nt * 8 + g;
+            const T *xp = x + xr * p.ldx + kk;
+            const uint4 xv = !(in && xr < p.m) ? zero
+                             : PDL             ? ld_after_wait(xp)
+                                               : __ldg(reinterpret_cast<const uint4 *>(xp));
+            mma16816<T>(acc[nt], a0, xv.x, xv.y);
+            mma16816<T>(acc[nt], a1, xv.z, xv.w);
+        }
+    }
+}
+
 /* One block owns 16 weight rows; its warps split its share of K (all of K,
  * or 1/gridDim.y of it in a split-K cluster) in 32-element chunks.
  * A lane loads 8 consecutive k of weight rows g and g+8 and of x row g: the
  * mma's k order is a permutation of the chunk, the same for A and B, so the
- * sum is unchanged and every load is 16 bytes. */
-template <typename T, bool GLU, int NT>
+ * sum is unchanged and every load is 16 bytes. The PDL variant is a kernel
+ * of its own (suffix _pdl): a wait and a choice of load inside the
+ * streaming loop cost the Llama-3-8B gate/up gemv a quarter of its speed
+ * at 1 row and half at 16 (bench/results/h200_one_kernel_2026-12-01.md). */
+template <typename T, bool GLU, int NT, bool PDL>
 __device__ __forceinline__ void gemv_body(const fmlp_cu_gemm_args &p)
 {
     constexpr int U = NT >= 8 ? 2 : (NT >= 4 ? 4 : 8);
     __shared__ float red[GEMV_WARPS - 1][NT * 4][32];
     __shared__ float part[NT * 4][32];
-    pdl_launch_dependents();
-    const T *x = static_cast<const T *>(p.x);
-    const T *w = static_cast<const T *>(p.w);
+    if (PDL) pdl_launch_dependents();
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int g = lane >> 2, tq = lane & 3;
     const int64_t r0 = (int64_t)blockIdx.x * 16 + g, r1 = r0 + 8;
-    const int64_t k = p.k, m = p.m;
-    const int64_t nchunks = (k + 31) / 32;
+    const int64_t nchunks = (p.k + 31) / 32;
     const int64_t per = (nchunks + gridDim.y - 1) / gridDim.y;
     const int64_t cbeg = (int64_t)blockIdx.y * per;
     const int64_t cend = cbeg + per < nchunks ? cbeg + per : nchunks;
-    const bool ok0 = r0 < p.nw, ok1 = r1 < p.nw;
 
     float acc[NT][4];
 #pragma unroll
@@ -351,44 +391,16 @@ __device__ __forceinline__ void gemv_body(const fmlp_cu_gemm_args &p)
 #pragma unroll
         for (int e = 0; e < 4; e++) acc[i][e] = 0.0f;
 
-    /* The weights of a warp's first U chunks are in flight before it waits
-     * for the kernel before it (pdl_wait), x only after (ld_after_wait).
-     * Keeping more in flight with a ring refilled per chunk needed twice the
-     * registers and was slower at the tutorial's shape
+    /* Keeping more in flight with a ring refilled per chunk needed twice
+     * the registers and was slower at the tutorial's shape
      * (bench/results/h200_small_rows_2026-12-01.md). */
-    const uint4 zero = make_uint4(0, 0, 0, 0);
-    bool waited = false;
-    for (int64_t c0 = cbeg + warp; c0 < cend; c0 += (int64_t)GEMV_WARPS * U) {
-        uint4 wa[U], wb[U];
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            const int64_t c = c0 + (int64_t)u * GEMV_WARPS, kk = c * 32 + tq * 8;
-            const bool in = c < cend && kk < k;
-            wa[u] = in && ok0 ? __ldg(reinterpret_cast<const uint4 *>(w + r0 * k + kk)) : zero;
-            wb[u] = in && ok1 ? __ldg(reinterpret_cast<const uint4 *>(w + r1 * k + kk)) : zero;
-        }
-        if (!waited) {
-            pdl_wait();
-            waited = true;
-        }
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            const int64_t c = c0 + (int64_t)u * GEMV_WARPS, kk = c * 32 + tq * 8;
-            const bool in = c < cend && kk < k;
-            const uint32_t a0[4] = {wa[u].x, wb[u].x, wa[u].y, wb[u].y};
-            const uint32_t a1[4] = {wa[u].z, wb[u].z, wa[u].w, wb[u].w};
-#pragma unroll
-            for (int nt = 0; nt < NT; nt++) {
-                const int64_t xr = nt * 8 + g;
-                const uint4 xv = !(in && xr < m) ? zero
-                                 : p.pdl          ? ld_after_wait(x + xr * p.ldx + kk)
-                                                  : __ldg(reinterpret_cast<const uint4 *>(x + xr * p.ldx + kk));
-                mma16816<T>(acc[nt], a0, xv.x, xv.y);
-                mma16816<T>(acc[nt], a1, xv.z, xv.w);
-            }
-        }
+    constexpr int64_t step = (int64_t)GEMV_WARPS * U;
+    int64_t c0 = cbeg + warp;
+    if (PDL) {
+        gemv_batch<T, NT, U, true, true>(p, c0, cend, r0, r1, g, tq, acc);
+        c0 += step;
     }
-    if (!waited) pdl_wait();
+    for (; c0 < cend; c0 += step) gemv_batch<T, NT, U, PDL, false>(p, c0, cend, r0, r1, g, tq, acc);
 
     if (warp > 0) {
 #pragma unroll
@@ -507,7 +519,11 @@ template <typename T, bool GLU> __device__ __forceinline__ void simt_body(const 
 #define FMLP_GEMV_K(NAME, T, GLU, NT)                                                                          \
     extern "C" __global__ void __launch_bounds__(GEMV_WARPS * 32) NAME(const fmlp_cu_gemm_args p)              \
     {                                                                                                          \
-        gemv_body<T, GLU, NT>(p);                                                                              \
+        gemv_body<T, GLU, NT, false>(p);                                                                       \
+    }                                                                                                          \
+    extern "C" __global__ void __launch_bounds__(GEMV_WARPS * 32) NAME##_pdl(const fmlp_cu_gemm_args p)        \
+    {                                                                                                          \
+        gemv_body<T, GLU, NT, true>(p);                                                                        \
     }
 #define FMLP_SIMT_K(NAME, T, GLU)                                                                              \
     extern "C" __global__ void __launch_bounds__(256) NAME(const fmlp_cu_gemm_args p) { simt_body<T, GLU>(p); }
@@ -546,6 +562,16 @@ const gemm_entry gemm_table[2][2][7] = {
     {FMLP_GE_ROW(fmlp_gemm, f16), FMLP_GE_ROW(fmlp_gemm_glu, f16)},
 };
 const gemm_entry simt_f32[2] = {FMLP_GE(fmlp_gemm_f32_simt), FMLP_GE(fmlp_gemm_glu_f32_simt)};
+
+#define FMLP_GEMV_PDL_ROW(PREFIX, DT)                                                                        \
+    {(const void *)PREFIX##_##DT##_gemv8_pdl, (const void *)PREFIX##_##DT##_gemv16_pdl,                      \
+     (const void *)PREFIX##_##DT##_gemv32_pdl, (const void *)PREFIX##_##DT##_gemv64_pdl}
+/* The PDL gemvs, [dtype bf16/f16][glu][gemv8..gemv64]. The plan names the
+ * plain kernel: PDL is off while a profiler records. */
+const void *const gemv_pdl_table[2][2][4] = {
+    {FMLP_GEMV_PDL_ROW(fmlp_gemm, bf16), FMLP_GEMV_PDL_ROW(fmlp_gemm_glu, bf16)},
+    {FMLP_GEMV_PDL_ROW(fmlp_gemm, f16), FMLP_GEMV_PDL_ROW(fmlp_gemm_glu, f16)},
+};
 
 int gemv_slot(int64_t m) { return m <= 8 ? 1 : m <= 16 ? 2 : m <= 32 ? 3 : 4; }
 
@@ -647,7 +673,10 @@ extern "C" cudaError_t fmlp_cu_gemm(cudaStream_t s, const fmlp_cu_gemm_args *a, 
     const gemm_entry &e = entry_for(a, v);
     void *args[] = {(void *)a};
     switch (v) {
-    case FMLP_CU_GEMM_GEMV: return gemv_launch(s, a, e.fn);
+    case FMLP_CU_GEMM_GEMV: {
+        const bool pdl = a->pdl && a->cc_major >= 9;
+        return gemv_launch(s, a, pdl ? gemv_pdl_table[a->dtype == FMLP_F16 ? 1 : 0][a->glu ? 1 : 0][gemv_slot(a->m) - 1] : e.fn);
+    }
     case FMLP_CU_GEMM_TILE64: {
         constexpr int smem = tile_smem_bytes<64, 64>();
         return cudaLaunchKernel(e.fn, dim3((unsigned)((a->nw + 63) / 64), (unsigned)((a->m + 63) / 64)), dim3(128),
