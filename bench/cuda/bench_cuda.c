@@ -1,11 +1,12 @@
 /* Why: fmlp's side of the GPU benchmark: the tutorial GeGLU MLP (768 ->
  * 3072 -> 768, bf16) at the tutorial's row counts, in eager, compiled,
  * fused, fused replayed from a CUDA graph and auto, L2-warm (one MLP, reused) and
- * L2-cold (rotating through enough MLP copies that their weights overflow
- * the L2). Timed the way the PyTorch peer script times itself: N forwards
- * enqueued between two device synchronizations, wall clock. Writes one JSON
- * object per line to stdout.
- * Usage: fmlp_bench_cuda [--rows 1,16,...] [--dim 768] [--hidden 3072] */
+ * L2-cold (rotating through MLP copies holding at least 512 MB of weights,
+ * so each forward's weights left the L2 long before). Timed the way the
+ * PyTorch peer script times itself: N forwards enqueued between two device
+ * synchronizations, wall clock. Writes one JSON object per line to stdout.
+ * Usage: fmlp_bench_cuda [--rows 1,16,...] [--dim 768] [--hidden 3072]
+ *                        [--variants eager,compiled,fused,fused+graph,auto] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,8 @@
 #include "core/internal.h"
 #include "fmlp.h"
 
-#define COPIES 8 /* cold: 8 x 14 MB of weights > 60 MB of L2 */
+#define COPIES 64
+#define COLD_BYTES (512LL << 20)
 
 typedef struct {
     fmlp_mlp *m[COPIES];
@@ -43,6 +45,15 @@ static fmlp_status forward_graph(fmlp_mlp *m, fmlp_mode mode, const fmlp_tensor 
     fmlp_status run = fmlp_mlp_forward(m, mode, x, y);
     s = ctx->be->graph_end(ctx, run == FMLP_OK ? &key : NULL, sizeof key, 0);
     return run != FMLP_OK ? run : s;
+}
+
+/* Whether `name` is one of the comma-separated `list`. */
+static bool listed(const char *list, const char *name)
+{
+    const size_t n = strlen(name);
+    for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == 0)) return true;
+    return false;
 }
 
 static double time_us(fmlp_ctx *ctx, set_t *st, int copies, fmlp_mode mode, bool graph, int iters)
@@ -76,6 +87,7 @@ int main(int argc, char **argv)
     int64_t rows_list[16] = {1, 16, 128, 1024, 8192, 32768};
     int n_rows = 6;
     int64_t dim = 768, hidden = 3072;
+    const char *variants = "eager,compiled,fused,fused+graph,auto";
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--rows")) {
             n_rows = 0;
@@ -84,6 +96,8 @@ int main(int argc, char **argv)
             dim = atoll(argv[i + 1]);
         } else if (!strcmp(argv[i], "--hidden")) {
             hidden = atoll(argv[i + 1]);
+        } else if (!strcmp(argv[i], "--variants")) {
+            variants = argv[i + 1];
         }
     }
     fmlp_ctx_options o = fmlp_ctx_options_default();
@@ -93,7 +107,10 @@ int main(int argc, char **argv)
     fmlp_mlp_desc d = {FMLP_BLOCK_GATED, dim, hidden, 0, 0, FMLP_ACT_GELU_TANH, false, FMLP_BF16};
     set_t st;
     memset(&st, 0, sizeof st);
-    for (int c = 0; c < COPIES; c++)
+    const int64_t weight_bytes = 3 * dim * hidden * 2;
+    int copies = (int)((COLD_BYTES + weight_bytes - 1) / weight_bytes);
+    copies = copies < 2 ? 2 : copies > COPIES ? COPIES : copies;
+    for (int c = 0; c < copies; c++)
         if (fmlp_mlp_create(ctx, &d, 1000 + (uint64_t)c, &st.m[c]) != FMLP_OK) return die("create");
     /* auto last: its plan is printed after its first forward has measured */
     const fmlp_mode modes[5] = {FMLP_MODE_EAGER, FMLP_MODE_COMPILED, FMLP_MODE_FUSED, FMLP_MODE_FUSED, FMLP_MODE_AUTO};
@@ -111,7 +128,7 @@ int main(int argc, char **argv)
             memcpy(&u, &f, 4);
             hx[i] = (uint16_t)(u >> 16);
         }
-        for (int c = 0; c < COPIES; c++) {
+        for (int c = 0; c < copies; c++) {
             if (fmlp_tensor_alloc(ctx, FMLP_BF16, rows, dim, &st.x[c]) != FMLP_OK ||
                 fmlp_tensor_alloc(ctx, FMLP_BF16, rows, dim, &st.y[c]) != FMLP_OK)
                 return die("tensors");
@@ -122,24 +139,27 @@ int main(int argc, char **argv)
         const double work = 2.0 * rows * dim * hidden * 3;
         const int iters = rows >= 8192 ? 30 : 200;
         for (int v = 0; v < 5; v++) {
+            if (!listed(variants, names[v])) continue;
             for (int cold = 0; cold < 2; cold++) {
                 fmlp_plan_info plan;
-                double us = time_us(ctx, &st, cold ? COPIES : 1, modes[v], v == 3, iters);
+                double us = time_us(ctx, &st, cold ? copies : 1, modes[v], v == 3, iters);
                 fmlp_mlp_plan(st.m[0], modes[v], rows, &plan);
                 if (us < 0) return die(names[v]);
                 printf("{\"impl\": \"fmlp\", \"variant\": \"%s\", \"rows\": %lld, \"l2\": \"%s\", \"us\": %.3f, "
-                       "\"tflops\": %.2f, \"kernels\": %d, \"first_kernel\": \"%s\", \"resolved\": \"%s\"}\n",
+                       "\"tflops\": %.2f, \"kernels\": %d, \"first_kernel\": \"%s\", \"resolved\": \"%s\", "
+                       "\"rotated_mb\": %.0f}\n",
                        names[v], (long long)rows, cold ? "cold" : "warm", us, work / us * 1e-6, plan.n_kernels,
-                       plan.kernels[0].name, fmlp_mode_name(plan.resolved));
+                       plan.kernels[0].name, fmlp_mode_name(plan.resolved),
+                       (double)(cold ? copies : 1) * (double)weight_bytes / 1e6);
                 fflush(stdout);
             }
         }
-        for (int c = 0; c < COPIES; c++) {
+        for (int c = 0; c < copies; c++) {
             fmlp_tensor_free(ctx, &st.x[c]);
             fmlp_tensor_free(ctx, &st.y[c]);
         }
     }
-    for (int c = 0; c < COPIES; c++) fmlp_mlp_destroy(st.m[c]);
+    for (int c = 0; c < copies; c++) fmlp_mlp_destroy(st.m[c]);
     fmlp_ctx_destroy(ctx);
     return 0;
 }

@@ -1,7 +1,8 @@
 """Why: the PyTorch peers of bench_cuda.c, measured the same way on the same
 machine in the same run: the tutorial GeGLU (768 -> 3072 -> 768, bf16, no
 bias) in eager, torch.compile, and eager captured in a CUDA graph, L2-warm
-(one set of weights) and L2-cold (rotating through 8 copies of the weights).
+(one set of weights) and L2-cold (rotating through copies of the weights
+holding at least 512 MB, as bench_cuda.c does).
 Also measures the two ceilings for the floor: a bf16 GEMM and a device copy.
 Writes one JSON object per line to stdout.
 Usage: torch_bench.py [ROWS,...] [DIM HIDDEN] (a model's shape in place of
@@ -14,7 +15,7 @@ import torch
 import torch.nn.functional as F
 
 DIM, HIDDEN = (int(sys.argv[2]), int(sys.argv[3])) if len(sys.argv) > 3 else (768, 3072)
-COPIES = 8
+COPIES = min(64, max(2, -(-(512 << 20) // (3 * DIM * HIDDEN * 2))))
 ROWS = [int(r) for r in sys.argv[1].split(",")] if len(sys.argv) > 1 else [1, 16, 128, 1024, 8192, 32768]
 
 
@@ -60,11 +61,53 @@ def ceilings():
     return tflops, gbps
 
 
+def limits():
+    """The small-batch limits: one graph replay of a one-kernel graph, back
+    to back, and the read bandwidth of a sum over this shape's weight bytes."""
+    x = torch.ones(1, device="cuda")
+    cg = torch.cuda.CUDAGraph()
+    st = torch.cuda.Stream()
+    st.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(st):
+        x.add_(1)
+    torch.cuda.current_stream().wait_stream(st)
+    with torch.cuda.graph(cg):
+        x.add_(1)
+    for _ in range(100):
+        cg.replay()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(2000):
+        cg.replay()
+    torch.cuda.synchronize()
+    replay_us = (time.perf_counter() - t0) / 2000 * 1e6
+    w = torch.ones(3 * DIM * HIDDEN, device="cuda", dtype=torch.bfloat16)
+    big = [torch.ones(3 * DIM * HIDDEN, device="cuda", dtype=torch.bfloat16) for _ in range(COPIES)]
+    res = {}
+    for cold in (False, True):
+        sets = big if cold else [w]
+        for i in range(3 * len(sets)):
+            torch.sum(sets[i % len(sets)], dtype=torch.float32)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for i in range(200):
+            torch.sum(sets[i % len(sets)], dtype=torch.float32)
+        torch.cuda.synchronize()
+        us = (time.perf_counter() - t0) / 200 * 1e6
+        res["cold" if cold else "warm"] = (us, w.numel() * 2 / us / 1e3)
+    return replay_us, res
+
+
 def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     tflops, gbps = ceilings()
     print(json.dumps({"impl": "ceiling", "gemm_bf16_tflops": tflops, "copy_gbps": gbps,
                       "torch": torch.__version__, "device": torch.cuda.get_device_name()}), flush=True)
+    replay_us, reads = limits()
+    print(json.dumps({"impl": "limit", "dim": DIM, "hidden": HIDDEN, "graph_replay_one_kernel_us": replay_us,
+                      "weight_bytes": 3 * DIM * HIDDEN * 2,
+                      "read_weights_us": {k: v[0] for k, v in reads.items()},
+                      "read_weights_gbps": {k: v[1] for k, v in reads.items()}}), flush=True)
     g = torch.Generator(device="cuda").manual_seed(0)
     ws = [tuple((torch.rand(s, device="cuda", generator=g, dtype=torch.float32) * 2 - 1).mul_(1 / s[1] ** 0.5)
                 .to(torch.bfloat16) for s in ((HIDDEN, DIM), (HIDDEN, DIM), (DIM, HIDDEN))) for _ in range(COPIES)]
