@@ -10,7 +10,8 @@ SUMMARY=$2
 note() { echo "$*" | tee -a "$SUMMARY"; }
 B=/tmp/fmlp-build
 HERE=$(cd "$(dirname "$0")" && pwd)
-for t in test_cuda_errors test_cuda_profile test_profiler_cuda test_cuda_kineto test_cuda_modes test_cuda_stream test_cuda_pdl; do
+for t in test_cuda_errors test_cuda_profile test_profiler_cuda test_cuda_kineto test_cuda_modes test_cuda_stream test_cuda_pdl \
+    test_cuda_one_kernel; do
     (cd $B/tests && FMLP_TEST_TMP=/tmp/fmlp-tt timeout 150 ./$t) >"$OUT/$t.log" 2>&1
     note "$t rc=$? $(tail -1 "$OUT/$t.log")"
 done
@@ -19,6 +20,12 @@ note "memcheck(test_cuda_errors) rc=$? $(grep 'ERROR SUMMARY' "$OUT/san_memcheck
 grep -E "Program hit|Invalid|out of bounds" "$OUT/san_memcheck_errors.log" | sort | uniq -c | head -5 >>"$SUMMARY"
 (cd $B/tests && FMLP_TEST_TMP=/tmp/fmlp-tt timeout 60 compute-sanitizer --tool racecheck ./test_cuda_errors) >"$OUT/san_racecheck_errors.log" 2>&1
 note "racecheck(test_cuda_errors) rc=$? $(grep 'RACECHECK SUMMARY' "$OUT/san_racecheck_errors.log" | tail -1)"
+# The one-kernel MLP's grid barrier, named team barriers and cp.async, on a few row counts.
+for tool in memcheck racecheck synccheck; do
+    (cd $B/tests && FMLP_TEST_QUICK=1 timeout 150 compute-sanitizer --tool $tool ./test_cuda_one_kernel) \
+        >"$OUT/san_${tool}_one_kernel.log" 2>&1
+    note "$tool(test_cuda_one_kernel) rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san_${tool}_one_kernel.log" | tail -1)"
+done
 timeout 120 $B/fmlp_bench_cuda >"$OUT/bench_fmlp.jsonl" 2>"$OUT/bench_fmlp.err"
 note "bench fmlp rc=$? lines=$(wc -l <"$OUT/bench_fmlp.jsonl")"
 $B/fmlp info >"$OUT/cli_info.log" 2>&1

@@ -45,8 +45,9 @@ typedef struct fmlp_backend {
     /* Fills k->name with the kernel that will run, e.g. "cpu_gemm_bf16_amx_geglu". */
     void (*name_kernel)(fmlp_ctx *ctx, fmlp_dtype dtype, fmlp_kernel *k);
 
-    /* Runs one kernel. `packed` is the layer's packing (GEMM) or the gate/up
-     * packing (GEMM_GLU), NULL for pointwise kernels. Tensors live on the
+    /* Runs one kernel. `packed` is the layer's packing (GEMM), the gate/up
+     * packing (GEMM_GLU), an array of two (MLP_GLU: gate/up, then down),
+     * NULL for pointwise kernels. Tensors live on the
      * backend's device. `external_id` is the External id of the op that
      * issued the kernel (0 when no profiler records): every profiler record
      * of the kernel carries it. Correlations are the backend's: one per
@@ -104,6 +105,10 @@ typedef struct fmlp_backend {
      * returns a mode other than FMLP_MODE_AUTO and says why in `why`, or
      * FMLP_MODE_AUTO to leave the plan's default (fused). */
     fmlp_mode (*auto_mode)(fmlp_ctx *ctx, fmlp_block block, fmlp_dtype dtype, int64_t rows, char *why, size_t why_len);
+    /* Whether a gated MLP's fused forward of `rows` runs as one kernel
+     * (FMLP_KERNEL_MLP_GLU), and the bytes of workspace it needs besides
+     * h (rows x hidden elements). */
+    bool (*one_kernel)(fmlp_ctx *ctx, const fmlp_mlp_desc *d, int64_t rows, int64_t *ws_bytes);
     /* Describes the context's device for the trace's "deviceProperties";
      * false when it cannot. */
     bool (*device_props)(fmlp_ctx *ctx, fmlp_device_props *out);

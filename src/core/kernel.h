@@ -17,7 +17,8 @@
     X(FMLP_KERNEL_GEMM_GLU, "linear+glu", "fmlp::linear_glu") /* act(in0 · Gᵀ + bg) * (in0 · Uᵀ + bu) */ \
     X(FMLP_KERNEL_ACT, NULL, NULL)                            /* act(in0) */                              \
     X(FMLP_KERNEL_MUL, "mul", "fmlp::mul")                    /* in0 * in1 */                             \
-    X(FMLP_KERNEL_GLU, "act*mul", NULL)                       /* act(in0) * in1, one pointwise pass */
+    X(FMLP_KERNEL_GLU, "act*mul", NULL)                       /* act(in0) * in1, one pointwise pass */ \
+    X(FMLP_KERNEL_MLP_GLU, "mlp", "fmlp::fused_mlp")          /* a whole gated MLP in one kernel */
 
 typedef enum { FMLP_KERNEL_TABLE(FMLP_ENUMERATOR_) } fmlp_kernel_kind;
 enum { FMLP_KERNEL_KIND_COUNT = 0 FMLP_KERNEL_TABLE(FMLP_COUNT_ROW_) };
@@ -29,8 +30,9 @@ typedef struct {
     fmlp_kernel_kind kind;
     fmlp_act act;
     int layer;          /* GEMM: index of the weight layer; GEMM_GLU: the gate layer */
-    int in0, in1, out;  /* FMLP_BUF_* (in1 = -1 when unused) */
+    int in0, in1, out;  /* FMLP_BUF_* (in1 = -1 when unused; MLP_GLU: its workspace) */
     int64_t m, n, k;    /* rows, output cols, reduction (0 for pointwise) */
+    int64_t hidden;     /* MLP_GLU: the hidden width (k is dim, n the output width) */
     const char *op;     /* the op(s) it implements, e.g. "linear", "gelu_tanh*mul" */
     const char *parent; /* the module op it belongs to, e.g. "fmlp::linear" */
     char name[96];      /* filled by the backend: the code path that runs */

@@ -126,6 +126,7 @@ static void cpu_name_kernel(fmlp_ctx *ctx, fmlp_dtype dtype, fmlp_kernel *k)
     case FMLP_KERNEL_GLU:
         snprintf(k->name, sizeof k->name, "cpu_fused_%s_mul_%s_%s", fmlp_act_name(k->act), dt, pn);
         break;
+    case FMLP_KERNEL_MLP_GLU: snprintf(k->name, sizeof k->name, "cpu_unplanned_mlp"); break;
     }
 }
 
@@ -160,6 +161,8 @@ static void report_lanes(struct fmlp_profiler *prof, const fmlp_kernel *k, const
 static fmlp_status cpu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k, const void *packed,
                            const fmlp_tensor *in0, const fmlp_tensor *in1, fmlp_tensor *out, int64_t external_id)
 {
+    if (k->kind == FMLP_KERNEL_MLP_GLU)
+        return fmlp_fail(FMLP_ERR_INTERNAL, "the CPU backend has no one-kernel MLP; its plans never ask for one");
     cpu_state *st = state(ctx);
     fmlp_prof_hold hold = fmlp_prof_hold_take(ctx);
     bool profiled = hold.p != NULL;
@@ -195,6 +198,7 @@ static fmlp_status cpu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k
                           in1 ? in1->ld : 0, out->data, out->ld, k->m, k->n, times);
         break;
     }
+    case FMLP_KERNEL_MLP_GLU: break;
     }
     if (profiled) {
         report_lanes(hold.p, k, times, lanes, external_id, recs);

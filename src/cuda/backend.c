@@ -30,6 +30,7 @@ static const fmlp_backend cuda_backend = {
     .prof_stop = fmlp_cu_prof_stop,
     .prof_discard = fmlp_cu_prof_discard,
     .auto_mode = fmlp_cu_auto_mode,
+    .one_kernel = fmlp_cu_one_kernel,
     .device_props = fmlp_cu_device_props,
     .set_stream = fmlp_cu_set_stream,
     .get_stream = fmlp_cu_get_stream,

@@ -46,6 +46,9 @@ typedef struct {
     size_t bytes;
 } fmlp_cu_block;
 
+/* Where fused gated MLPs run as one kernel (FMLP_CUDA_ONE_KERNEL=0 / unset / 1). */
+enum { FMLP_CU_ONE_OFF = 0, FMLP_CU_ONE_RESIDENT = 1, FMLP_CU_ONE_WHEREVER = 2 };
+
 typedef struct {
     uint64_t id; /* unique per context, for stream.c's per-thread streams */
     int device;
@@ -59,6 +62,7 @@ typedef struct {
     bool pdl;                    /* gemv kernels overlap the kernel before them (cc 9.x; FMLP_CUDA_PDL=0: off);
                                     off while CUPTI records, so each kernel's span is its own work */
     bool pdl_all;                /* FMLP_CUDA_PDL=1: PDL for every gemv, not only those with small weights */
+    int one_kernel;              /* FMLP_CU_ONE_*: where a gated MLP's fused forward is one kernel */
     pthread_mutex_t lock;        /* guards the caches below */
 
     cublasLtHandle_t lt;
@@ -155,6 +159,7 @@ fmlp_status fmlp_cu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k, c
 /* ---- policy.c: what this backend runs and what `auto` picks */
 
 bool fmlp_cu_supports(fmlp_block block, fmlp_dtype dtype, fmlp_mode mode, char *why, size_t why_len);
+bool fmlp_cu_one_kernel(fmlp_ctx *ctx, const fmlp_mlp_desc *d, int64_t rows, int64_t *ws_bytes);
 fmlp_mode fmlp_cu_auto_mode(fmlp_ctx *ctx, fmlp_block block, fmlp_dtype dtype, int64_t rows, char *why,
                             size_t why_len);
 

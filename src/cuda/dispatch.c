@@ -62,6 +62,12 @@ void fmlp_cu_name_kernel(fmlp_ctx *ctx, fmlp_dtype dtype, fmlp_kernel *k)
         name = fmlp_cu_gemm_name(&a, fmlp_cu_gemm_pick(&a, st->sm_count, st->cc_major));
         break;
     }
+    case FMLP_KERNEL_MLP_GLU: {
+        const fmlp_cu_mlp_args a = {dtype, k->act, k->m, k->k, k->hidden, k->n, NULL, k->k, NULL, NULL, 0, NULL,
+                                    NULL, NULL, 0, NULL, NULL, st->sm_count, st->cc_major, 0, NULL, NULL};
+        name = fmlp_cu_mlp_one_name(&a);
+        break;
+    }
     default: {
         const int64_t v = dtype == FMLP_F32 ? 4 : 8;
         fmlp_cu_pointwise(NULL, false, dtype, pw_op(k->kind), k->act, k->n % v == 0, k->m, k->n, NULL, 0, NULL, 0, NULL,
@@ -70,6 +76,33 @@ void fmlp_cu_name_kernel(fmlp_ctx *ctx, fmlp_dtype dtype, fmlp_kernel *k)
     }
     }
     snprintf(k->name, sizeof k->name, "%s", name);
+}
+
+/* The whole gated MLP: h and the kernel's scratch in the workspace `ws`.
+ * An x whose rows are not 16-byte aligned takes the fused plan's two GEMMs
+ * instead, h in the same place. */
+static cudaError_t run_one_kernel(const fmlp_cu_state *st, cudaStream_t stream, fmlp_dtype dtype, const fmlp_kernel *k,
+                                  const fmlp_cu_packed *gu, const fmlp_cu_packed *dn, const fmlp_tensor *x,
+                                  const fmlp_tensor *ws, fmlp_tensor *y)
+{
+    const size_t h_bytes = (size_t)(k->m * k->hidden) * fmlp_dtype_size(dtype);
+    const uintptr_t scratch = ((uintptr_t)ws->data + h_bytes + 255) & ~(uintptr_t)255;
+    const fmlp_cu_mlp_args a = {dtype, k->act, k->m, k->k, k->hidden, k->n, x->data, x->ld, gu->w, gu->b, gu->nw,
+                                dn->w, dn->b, y->data, y->ld, ws->data, (void *)scratch,
+                                st->sm_count, st->cc_major, 0, NULL, NULL};
+    if (fmlp_cu_mlp_one_fits(&a)) return fmlp_cu_mlp_one(stream, &a);
+    fmlp_cu_gemm_args g = {dtype, k->act, true, k->m, k->hidden, k->k, gu->nw, x->data, x->ld, gu->w, gu->b,
+                           ws->data, k->hidden, st->sm_count, st->cc_major, 0, false};
+    cudaError_t e = fmlp_cu_gemm(stream, &g, fmlp_cu_gemm_pick(&g, st->sm_count, st->cc_major));
+    if (e != cudaSuccess) return e;
+    fmlp_cu_gemm_args d = {dtype, FMLP_ACT_NONE, false, k->m, k->n, k->hidden, k->n, ws->data, k->hidden, dn->w, dn->b,
+                           y->data, y->ld, st->sm_count, st->cc_major, 0, false};
+    return fmlp_cu_gemm(stream, &d, fmlp_cu_gemm_pick(&d, st->sm_count, st->cc_major));
+}
+
+static bool packed_for(const fmlp_cu_packed *p, fmlp_dtype dtype, bool glu, int64_t n, int64_t k)
+{
+    return p && p->dtype == dtype && p->glu == glu && p->n == n && p->k == k;
 }
 
 bool fmlp_cu_pdl_now(const fmlp_cu_state *st) { return st->pdl && !fmlp_cu_prof_active(); }
@@ -83,7 +116,12 @@ fmlp_status fmlp_cu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k, c
     if (s == FMLP_OK) s = fmlp_cu_check_device_ptr(st, "output", out->data, dtype, true);
     if (s != FMLP_OK) return s;
     const bool gemm = k->kind == FMLP_KERNEL_GEMM || k->kind == FMLP_KERNEL_GEMM_GLU;
-    const fmlp_cu_packed *p = packed;
+    const bool one = k->kind == FMLP_KERNEL_MLP_GLU;
+    const fmlp_cu_packed *p = one ? NULL : packed;
+    const fmlp_cu_packed *gu = one ? ((const fmlp_cu_packed *const *)packed)[0] : NULL;
+    const fmlp_cu_packed *dn = one ? ((const fmlp_cu_packed *const *)packed)[1] : NULL;
+    if (one && (!in1 || !packed_for(gu, dtype, true, k->hidden, k->k) || !packed_for(dn, dtype, false, k->n, k->hidden)))
+        return fmlp_fail(FMLP_ERR_INTERNAL, "CUDA one-kernel MLP given weights packed for another shape or dtype");
     if (gemm && (!p || p->dtype != dtype || p->k != k->k || p->n != k->n || p->glu != (k->kind == FMLP_KERNEL_GEMM_GLU)))
         return fmlp_fail(FMLP_ERR_INTERNAL, "CUDA %s kernel given weights packed for another shape or dtype",
                          k->kind == FMLP_KERNEL_GEMM_GLU ? "GEMM_GLU" : "GEMM");
@@ -92,7 +130,9 @@ fmlp_status fmlp_cu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k, c
     const bool tagged = external_id != 0 && fmlp_cu_prof_active();
     if (tagged) fmlp_cu_prof_push(external_id);
     cudaError_t e = cudaSuccess;
-    if (gemm && uses_lt(st, dtype, k)) {
+    if (one) {
+        e = run_one_kernel(st, stream, dtype, k, gu, dn, in0, in1, out);
+    } else if (gemm && uses_lt(st, dtype, k)) {
         s = fmlp_cu_lt_gemm(st, stream, dtype, k->m, k->n, k->k, in0->data, in0->ld, p->w, p->b, out->data, out->ld);
     } else if (gemm) {
         /* PDL where the weights are small (the kernel before's tail is a

@@ -7,6 +7,7 @@
 #define FMLP_CUDA_KERNELS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <cuda_runtime_api.h>
@@ -74,6 +75,41 @@ cudaError_t fmlp_cu_gemm_wgmma(cudaStream_t s, const fmlp_cu_gemm_args *a);
 int fmlp_cu_gemm_wgmma_configs(void);
 const char *fmlp_cu_gemm_wgmma_config_name(const fmlp_cu_gemm_args *a, int config);
 cudaError_t fmlp_cu_gemm_wgmma_config(cudaStream_t s, const fmlp_cu_gemm_args *a, int config);
+
+/* The whole gated MLP in one cooperative launch (mlp_one.cu), at rows up
+ * to FMLP_CU_ONE_MAX_ROWS: y = (act(x · Gᵀ + bg) * (x · Uᵀ + bu)) · Dᵀ + bd.
+ * Gate and up come packed as the GLU GEMM reads them (wgu, nwgu rows, bgu),
+ * the down weight as the plain GEMM does (wd (out, hidden), bd or NULL).
+ * h: (m, hidden) workspace, contiguous; scratch: fmlp_cu_mlp_one_scratch
+ * bytes, 256-byte aligned. dim and hidden must be multiples of 8, x rows
+ * 16-byte aligned (fmlp_cu_mlp_one_fits; x NULL assumes an aligned x). */
+#define FMLP_CU_ONE_MAX_ROWS 16
+typedef struct {
+    int dtype, act;
+    int64_t m, dim, hidden, out;
+    const void *x;
+    int64_t ldx;
+    const void *wgu, *bgu;
+    int64_t nwgu;
+    const void *wd, *bd;
+    void *y;
+    int64_t ldy;
+    void *h, *scratch;
+    int sm_count; /* one block per multiprocessor; 0: assume 132 */
+    int cc_major;
+    /* filled by the launcher */
+    int pieces;     /* the down projection's K pieces */
+    float *part;    /* their partial sums */
+    unsigned *count; /* pieces finished, per group of 16 outputs */
+} fmlp_cu_mlp_args;
+
+bool fmlp_cu_mlp_one_fits(const fmlp_cu_mlp_args *a);
+/* Whether each SM holding down weights holds one group of 16 outputs in
+ * shared memory (the "_smem" kernels), rather than streaming K pieces. */
+bool fmlp_cu_mlp_one_resident(const fmlp_cu_mlp_args *a);
+size_t fmlp_cu_mlp_one_scratch(const fmlp_cu_mlp_args *a);
+const char *fmlp_cu_mlp_one_name(const fmlp_cu_mlp_args *a);
+cudaError_t fmlp_cu_mlp_one(cudaStream_t s, const fmlp_cu_mlp_args *a);
 
 #ifdef __cplusplus
 }

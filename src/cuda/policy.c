@@ -30,6 +30,27 @@ fmlp_mode fmlp_cu_auto_mode(fmlp_ctx *ctx, fmlp_block block, fmlp_dtype dtype, i
     return FMLP_MODE_AUTO;
 }
 
+/* The one-kernel MLP (mlp_one.cu) on Hopper at up to 16 rows, where its
+ * down groups stay in shared memory. Measured on the H200
+ * (bench/results/h200_one_kernel_2026-12-01.md), the tutorial's shape in a
+ * graph: 8.2 us against 8.7 for the two gemvs at 1 row L2-warm, 10.4
+ * against 13.4 L2-cold; at 16 rows 11.1 / 13.3 against 11.9 / 16.8. With
+ * the down projection streamed (Llama-3-8B) it was no faster at 1 row and
+ * slower at 16 (122 us against 98), so it runs there only when
+ * FMLP_CUDA_ONE_KERNEL=1 asks for it wherever it fits. */
+bool fmlp_cu_one_kernel(fmlp_ctx *ctx, const fmlp_mlp_desc *d, int64_t rows, int64_t *ws_bytes)
+{
+    const fmlp_cu_state *st = fmlp_cu_state_of(ctx);
+    if (st->one_kernel == FMLP_CU_ONE_OFF || d->block != FMLP_BLOCK_GATED || st->cc_major != 9) return false;
+    const fmlp_cu_mlp_args a = {d->dtype, d->act, rows, d->dim, d->hidden, d->out_dim ? d->out_dim : d->dim,
+                                NULL, d->dim, NULL, NULL, 0, NULL, NULL, NULL, 0, NULL, NULL,
+                                st->sm_count, st->cc_major, 0, NULL, NULL};
+    if (!fmlp_cu_mlp_one_fits(&a)) return false;
+    if (st->one_kernel == FMLP_CU_ONE_RESIDENT && !fmlp_cu_mlp_one_resident(&a)) return false;
+    *ws_bytes = (int64_t)fmlp_cu_mlp_one_scratch(&a);
+    return true;
+}
+
 /* Every block, dtype and mode runs on CUDA (f32 on the exact SIMT kernels). */
 bool fmlp_cu_supports(fmlp_block block, fmlp_dtype dtype, fmlp_mode mode, char *why, size_t why_len)
 {

@@ -62,7 +62,10 @@ static fmlp_status workspace_layout(const fmlp_mlp *m, const fmlp_plan *p, int64
 
 static void shapes_of(const fmlp_kernel *k, char *buf, size_t len)
 {
-    if (k->k)
+    if (k->kind == FMLP_KERNEL_MLP_GLU)
+        snprintf(buf, len, "[[%lld, %lld], [%lld, %lld], [%lld, %lld]]", (long long)k->m, (long long)k->k,
+                 (long long)(2 * k->hidden), (long long)k->k, (long long)k->n, (long long)k->hidden);
+    else if (k->k)
         snprintf(buf, len, "[[%lld, %lld], [%lld, %lld]]", (long long)k->m, (long long)k->k,
                  (long long)(k->kind == FMLP_KERNEL_GEMM_GLU ? 2 * k->n : k->n), (long long)k->k);
     else if (k->in1 >= 0)
@@ -89,7 +92,9 @@ fmlp_status fmlp_exec_run_kernels(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *
     fmlp_status s = FMLP_OK;
     for (int i = 0; i < p->n && s == FMLP_OK; i++) {
         const fmlp_kernel *k = &p->k[i];
-        const void *packed = k->kind == FMLP_KERNEL_GEMM_GLU ? m->packed_glu
+        const void *both[2] = {m->packed_glu, m->n_layers > 2 ? m->layers[2].packed : NULL};
+        const void *packed = k->kind == FMLP_KERNEL_MLP_GLU  ? (const void *)both
+                             : k->kind == FMLP_KERNEL_GEMM_GLU ? m->packed_glu
                              : k->layer >= 0                 ? m->layers[k->layer].packed
                                                              : NULL;
         const fmlp_tensor *in1 = k->in1 >= 0 ? &bufs[k->in1] : NULL;

@@ -61,6 +61,18 @@ static void build_gated(const fmlp_mlp *m, fmlp_mode mode, int64_t rows, fmlp_pl
 {
     fmlp_act act = m->desc.act;
     int64_t h = m->desc.hidden;
+    const fmlp_backend *be = m->ctx->be;
+    int64_t ws = 0;
+    if (mode == FMLP_MODE_FUSED && be->one_kernel && be->one_kernel(m->ctx, &m->desc, rows, &ws)) {
+        fmlp_kernel *k = add(p, FMLP_KERNEL_MLP_GLU, act, FMLP_BUF_X, FMLP_BUF_T0, FMLP_BUF_Y);
+        gemm_shape(k, m, 0, rows);
+        k->n = m->layers[2].n;
+        k->hidden = h;
+        /* h, then the kernel's own workspace, 256-byte aligned, in T0 */
+        const int64_t row_bytes = rows * (int64_t)fmlp_dtype_size(m->desc.dtype);
+        p->t_cols[FMLP_BUF_T0] = h + (ws + 256 + row_bytes - 1) / row_bytes;
+        return;
+    }
     if (mode == FMLP_MODE_FUSED) {
         fmlp_kernel *k = add(p, FMLP_KERNEL_GEMM_GLU, act, FMLP_BUF_X, -1, FMLP_BUF_T0);
         gemm_shape(k, m, 0, rows);
@@ -145,6 +157,11 @@ static bool count_work(const fmlp_mlp *m, fmlp_kernel *k)
     case FMLP_KERNEL_GEMM_GLU: /* x (m, k), gate and up (n, k), h (m, n), two biases */
         k->flops = prod(4, mn, k->k);
         elems = sum(sum(prod(k->m, k->k, 1), prod(2, k->n, k->k)), sum(mn, prod(2, nb, 1)));
+        break;
+    case FMLP_KERNEL_MLP_GLU: /* x (m, k), gate and up (hidden, k), down (n, hidden), y (m, n), three biases */
+        k->flops = sum(prod(4, prod(k->m, k->hidden, 1), k->k), prod(2, mn, k->hidden));
+        elems = sum(sum(prod(k->m, k->k, 1), prod(2, k->hidden, k->k)), sum(prod(k->n, k->hidden, 1), mn));
+        elems = sum(elems, m->desc.bias ? sum(prod(2, k->hidden, 1), k->n) : 0);
         break;
     case FMLP_KERNEL_ACT:
         k->flops = mn;

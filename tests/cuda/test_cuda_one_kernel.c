@@ -1,0 +1,179 @@
+/* Why: at up to 16 rows on Hopper a gated MLP's fused forward is one
+ * cooperative kernel (mlp_one.cu): a grid-wide barrier between gate/up and
+ * down, and the down projection's K pieces added by whichever team
+ * finishes its output group last, or by SMs that hold a down group in
+ * shared memory. A missing barrier or a miscounted piece shows up only at
+ * some row counts and shapes, so every row count 1..16 is run, on shapes
+ * that take each way and put the down projection in one piece and in many,
+ * outputs off the 16-column grid, with and without bias; each result is
+ * held to the f64 reference, repeated and replayed from a graph for the
+ * same bits, and the plan must say one kernel. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_test.h"
+
+typedef struct {
+    int64_t dim, hidden, out;
+    fmlp_act act;
+    bool bias;
+} shape;
+
+static const shape shapes[] = {
+    {768, 3072, 768, FMLP_ACT_GELU_TANH, true}, /* the tutorial's: down groups resident in shared memory */
+    {200, 328, 77, FMLP_ACT_SILU, false},       /* resident, outputs off the grid of 16 */
+    {256, 5376, 520, FMLP_ACT_GELU_TANH, true}, /* down streamed (168 KB a group), K in many pieces */
+    {64, 64, 8200, FMLP_ACT_GELU, true},        /* more output groups than SMs: streamed, one piece each */
+};
+
+static bool hopper(fmlp_ctx *ctx)
+{
+    fmlp_device_props p;
+    return ctx->be->device_props && ctx->be->device_props(ctx, &p) && p.compute_major == 9;
+}
+
+static void run_case(fmlp_ctx *ctx, const shape *sh, fmlp_dtype dt, int64_t rows, bool one_expected)
+{
+    const fmlp_mlp_desc d = {FMLP_BLOCK_GATED, sh->dim, sh->hidden, sh->out, 0, sh->act, sh->bias, dt};
+    char what[96];
+    snprintf(what, sizeof what, "%s %lldx%lldx%lld rows=%lld", fmlp_dtype_name(dt), (long long)sh->dim,
+             (long long)sh->hidden, (long long)sh->out, (long long)rows);
+    fmlp_mlp *m = NULL;
+    if (!tu_check(fmlp_mlp_create(ctx, &d, 5 + (uint64_t)rows, &m) == FMLP_OK, "%s: create: %s", what, fmlp_last_error()))
+        return;
+    fmlp_plan_info plan;
+    if (tu_check(fmlp_mlp_plan(m, FMLP_MODE_FUSED, rows, &plan) == FMLP_OK, "%s: plan: %s", what, fmlp_last_error()) &&
+        one_expected)
+        tu_check(plan.n_kernels == 1 && strstr(plan.kernels[0].name, "onekernel") != NULL,
+                 "%s: fused is one kernel (%d, %s)", what, plan.n_kernels, plan.kernels[0].name);
+
+    const int64_t nx = rows * sh->dim, ny = rows * sh->out;
+    uint16_t *hx = malloc(2 * (size_t)nx), *hy = malloc(2 * (size_t)ny), *h2 = malloc(2 * (size_t)ny);
+    uint16_t *hp = malloc(2 * (size_t)ny);
+    double *xr = malloc(sizeof(double) * (size_t)nx), *ref = malloc(sizeof(double) * (size_t)ny);
+    tu_fill(dt, hx, nx, -1, 1, xr);
+    tu_poison(dt, hp, ny);
+    fmlp_mlp_reference(m, xr, rows, ref);
+    fmlp_tensor x, y;
+    fmlp_status s = ct_upload(ctx, dt, hx, rows, sh->dim, sh->dim, &x);
+    if (s == FMLP_OK) s = ct_upload(ctx, dt, hp, rows, sh->out, sh->out, &y);
+    if (s == FMLP_OK) s = fmlp_mlp_forward(m, FMLP_MODE_FUSED, &x, &y);
+    if (s == FMLP_OK) s = fmlp_ctx_synchronize(ctx);
+    if (s == FMLP_OK) s = ct_download(ctx, &y, hy);
+    if (tu_check(s == FMLP_OK, "%s: forward: %s", what, fmlp_last_error())) {
+        const double err = tu_rel_err(dt, hy, sh->out, ref, sh->out, rows, sh->out);
+        tu_check(err <= tu_tol(dt), "%s: against f64: err=%.2e (bound %.0e)", what, err, tu_tol(dt));
+        /* again over a poisoned y, then from a graph: the same bits */
+        for (int g = 0; g < 2 && s == FMLP_OK; g++) {
+            s = ctx->be->copy(ctx, y.data, FMLP_DEVICE_CUDA, hp, FMLP_DEVICE_CPU, 2 * (size_t)ny);
+            if (s == FMLP_OK) s = g ? ct_forward_graph(m, FMLP_MODE_FUSED, &x, &y) : fmlp_mlp_forward(m, FMLP_MODE_FUSED, &x, &y);
+            if (s == FMLP_OK) s = fmlp_ctx_synchronize(ctx);
+            if (s == FMLP_OK) s = ct_download(ctx, &y, h2);
+            tu_check(s == FMLP_OK && memcmp(hy, h2, 2 * (size_t)ny) == 0, "%s: %s gives the same bits: %s", what,
+                     g ? "a graph replay" : "a second forward", s == FMLP_OK ? "" : fmlp_last_error());
+        }
+    }
+    fmlp_tensor_free(ctx, &x);
+    fmlp_tensor_free(ctx, &y);
+    free(hx);
+    free(hy);
+    free(h2);
+    free(hp);
+    free(xr);
+    free(ref);
+    fmlp_mlp_destroy(m);
+}
+
+/* x rows that are not 16-byte aligned take the two GEMMs instead, still right. */
+static void misaligned(fmlp_ctx *ctx, fmlp_dtype dt)
+{
+    const shape *sh = &shapes[0];
+    const int64_t rows = 5, ld = sh->dim + 1;
+    const fmlp_mlp_desc d = {FMLP_BLOCK_GATED, sh->dim, sh->hidden, sh->out, 0, sh->act, sh->bias, dt};
+    fmlp_mlp *m = NULL;
+    uint16_t *hx = malloc(2 * (size_t)(rows * ld)), *hy = malloc(2 * (size_t)(rows * sh->out));
+    double *xr = malloc(sizeof(double) * (size_t)(rows * sh->dim)), *ref = malloc(sizeof(double) * (size_t)(rows * sh->out));
+    for (int64_t r = 0; r < rows; r++) tu_fill(dt, hx + r * ld, sh->dim, -1, 1, xr + r * sh->dim);
+    fmlp_tensor x, y;
+    fmlp_status s = fmlp_mlp_create(ctx, &d, 3, &m);
+    if (s == FMLP_OK) s = ct_upload(ctx, dt, hx, rows, sh->dim, ld, &x);
+    if (s == FMLP_OK) s = fmlp_tensor_alloc(ctx, dt, rows, sh->out, &y);
+    if (s == FMLP_OK) s = fmlp_mlp_forward(m, FMLP_MODE_FUSED, &x, &y);
+    if (s == FMLP_OK) s = fmlp_ctx_synchronize(ctx);
+    if (s == FMLP_OK) s = ct_download(ctx, &y, hy);
+    if (tu_check(s == FMLP_OK, "%s misaligned x rows: forward: %s", fmlp_dtype_name(dt), fmlp_last_error())) {
+        fmlp_mlp_reference(m, xr, rows, ref);
+        const double err = tu_rel_err(dt, hy, sh->out, ref, sh->out, rows, sh->out);
+        tu_check(err <= tu_tol(dt), "%s misaligned x rows (ld %lld): against f64: err=%.2e", fmlp_dtype_name(dt),
+                 (long long)ld, err);
+    }
+    fmlp_tensor_free(ctx, &x);
+    fmlp_tensor_free(ctx, &y);
+    fmlp_mlp_destroy(m);
+    free(hx);
+    free(hy);
+    free(xr);
+    free(ref);
+}
+
+static int fused_kernels(fmlp_ctx *ctx, const fmlp_mlp_desc *d, int64_t rows, const char *what)
+{
+    fmlp_mlp *m = NULL;
+    fmlp_plan_info p;
+    int n = -1;
+    if (tu_check(fmlp_mlp_create(ctx, d, 1, &m) == FMLP_OK && fmlp_mlp_plan(m, FMLP_MODE_FUSED, rows, &p) == FMLP_OK,
+                 "%s: plan: %s", what, fmlp_last_error()))
+        n = p.n_kernels;
+    fmlp_mlp_destroy(m);
+    return n;
+}
+
+/* By default one kernel only where the down groups stay resident; never
+ * above 16 rows, nor with FMLP_CUDA_ONE_KERNEL=0. */
+static void where_not(fmlp_ctx *ctx)
+{
+    const fmlp_mlp_desc d = {FMLP_BLOCK_GATED, 768, 3072, 0, 0, FMLP_ACT_GELU_TANH, true, FMLP_BF16};
+    const fmlp_mlp_desc streamed = {FMLP_BLOCK_GATED, 256, 5376, 520, 0, FMLP_ACT_GELU_TANH, true, FMLP_BF16};
+    int n = fused_kernels(ctx, &d, 17, "17 rows");
+    tu_check(n == 2, "17 rows: fused is two kernels (%d)", n);
+    fmlp_ctx *dflt = ct_ctx();
+    if (dflt) {
+        n = fused_kernels(dflt, &d, 1, "default, resident");
+        tu_check(n == 1, "by default the tutorial's shape at 1 row is one kernel (%d)", n);
+        n = fused_kernels(dflt, &streamed, 1, "default, streamed");
+        tu_check(n == 2, "by default a streamed down projection keeps two kernels (%d)", n);
+        fmlp_ctx_destroy(dflt);
+    }
+    setenv("FMLP_CUDA_ONE_KERNEL", "0", 1);
+    fmlp_ctx *off = ct_ctx();
+    unsetenv("FMLP_CUDA_ONE_KERNEL");
+    if (!off) return;
+    n = fused_kernels(off, &d, 1, "FMLP_CUDA_ONE_KERNEL=0");
+    tu_check(n == 2, "FMLP_CUDA_ONE_KERNEL=0: fused is two kernels at 1 row (%d)", n);
+    fmlp_ctx_destroy(off);
+}
+
+int main(void)
+{
+    tu_seed();
+    /* every shape that fits, streamed down projections too */
+    setenv("FMLP_CUDA_ONE_KERNEL", "1", 1);
+    fmlp_ctx *ctx = ct_ctx();
+    unsetenv("FMLP_CUDA_ONE_KERNEL");
+    if (!ctx) return tu_finish();
+    const bool one = hopper(ctx);
+    if (!one) tu_skip("the one-kernel plan runs on Hopper only; checking the fused plan's results only");
+    /* FMLP_TEST_QUICK (the sanitizer runs): three row counts */
+    const bool quick = getenv("FMLP_TEST_QUICK") != NULL;
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
+        for (int64_t rows = 1; rows <= 16; rows += quick ? 7 : 1) {
+            run_case(ctx, &shapes[i], FMLP_BF16, rows, one);
+            if (rows % 5 == 1) run_case(ctx, &shapes[i], FMLP_F16, rows, one);
+        }
+    misaligned(ctx, FMLP_BF16);
+    misaligned(ctx, FMLP_F16);
+    if (one) where_not(ctx);
+    fmlp_ctx_destroy(ctx);
+    return tu_finish();
+}
