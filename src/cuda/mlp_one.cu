@@ -22,6 +22,7 @@
 
 #include "cuda/device_util.cuh"
 #include "cuda/kernels.h"
+#include "cuda/mma_sync.cuh"
 
 namespace cg = cooperative_groups;
 
@@ -32,28 +33,6 @@ constexpr int ONE_WARPS = 16, ONE_TEAM = 4, ONE_TEAMS = ONE_WARPS / ONE_TEAM;
  * 4 warps) and its down share (3072 / 32 / 11 pieces / 4 warps) in one go. */
 constexpr int ONE_UA = 6, ONE_UB = 3;
 
-template <typename T> __device__ __forceinline__ void mma_k16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1);
-template <>
-__device__ __forceinline__ void mma_k16<__nv_bfloat16>(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
-{
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                 "{%0,%1,%2,%3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-template <> __device__ __forceinline__ void mma_k16<__half>(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
-{
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                 "{%0,%1,%2,%3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-__device__ __forceinline__ void cp_async16(void *smem, const void *gmem, int src_bytes)
-{
-    const unsigned d = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(gmem), "r"(src_bytes));
-}
 __device__ __forceinline__ void cp_async_wait_all()
 {
     asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
@@ -73,8 +52,8 @@ struct span {
 };
 
 /* One weight matrix as the kernel streams it: rows of k elements, 16 rows
- * per group, x rows read from `x` (row stride ldx). `coherent`: x was
- * written by this launch, so it is read through L2, never the
+ * per group, x rows read from `x` (row stride ldx). mma_w's COHERENT: x was
+ * written by this launch (h), so it is read through L2, never the
  * non-coherent cache. */
 template <typename T> struct operand {
     const T *w;
@@ -114,8 +93,8 @@ __device__ __forceinline__ void mma_w(const operand<T> &o, int64_t m, int64_t c0
             const int64_t xr = nt * 8 + g;
             const uint4 *xp = reinterpret_cast<const uint4 *>(o.x + xr * o.ldx + kk);
             const uint4 xv = !(in && xr < m) ? zero : COHERENT ? __ldcg(xp) : __ldg(xp);
-            mma_k16<T>(acc[nt], a0, xv.x, xv.y);
-            mma_k16<T>(acc[nt], a1, xv.z, xv.w);
+            mma16816<T>(acc[nt], a0, xv.x, xv.y);
+            mma16816<T>(acc[nt], a1, xv.z, xv.w);
         }
     }
 }
@@ -140,7 +119,7 @@ __device__ __forceinline__ void team_reduce(float (*red)[NT * 4][32], int team, 
     team_sync(team); /* red is free for the team's next task */
 }
 
-template <typename T, int NT> __device__ __forceinline__ void zero_acc(float (&acc)[NT][4])
+template <int NT> __device__ __forceinline__ void zero_acc(float (&acc)[NT][4])
 {
 #pragma unroll
     for (int nt = 0; nt < NT; nt++)
@@ -153,13 +132,29 @@ template <typename T> __device__ __forceinline__ float bias_at(const T *b, int64
     return b ? fmlp_to_f32(b[i]) : 0.0f;
 }
 
+/* A down group's outputs, bias added, from warp lane (g, tq)'s sums: rows
+ * g and g + 8 of the group's 16, x rows 2 tq and 2 tq + 1 of each 8. The
+ * caller passes m, bd and y as it holds them across its tasks. */
+template <typename T, int NT>
+__device__ __forceinline__ void store_down(const fmlp_cu_mlp_args &p, int64_t m, const T *bd, T *y,
+                                           const float (&acc)[NT][4], int64_t group, int g, int tq)
+{
+    const int64_t r0 = group * 16 + g, r1 = r0 + 8;
+#pragma unroll
+    for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+        for (int j = 0; j < 2; j++) {
+            const int64_t xr = nt * 8 + 2 * tq + j;
+            if (xr >= m) continue;
+            if (r0 < p.out) y[xr * p.ldy + r0] = fmlp_from_f32<T>(acc[nt][j] + bias_at(bd, r0));
+            if (r1 < p.out) y[xr * p.ldy + r1] = fmlp_from_f32<T>(acc[nt][2 + j] + bias_at(bd, r1));
+        }
+}
+
 /* The mma fragments of chunk c in a resident group: weight rows g and g+8
  * of lane (g, tq), 512 contiguous bytes each, so a warp's reads never
  * conflict. */
-__device__ __forceinline__ uint4 *res_frag(uint4 *res, int64_t c, int half, int lane)
-{
-    return res + (c * 2 + half) * 32 + lane;
-}
+__device__ __forceinline__ int64_t res_frag(int64_t c, int half, int lane) { return (c * 2 + half) * 32 + lane; }
 
 /* A resident down group: copies its weights into shared memory (all
  * threads, at entry), and after the barrier runs its 16 warps over K. */
@@ -171,7 +166,7 @@ template <typename T> __device__ __forceinline__ void res_load(const fmlp_cu_mlp
         const int lane = (int)(i & 31), half = (int)((i >> 5) & 1);
         const int64_t c = i >> 6, row = group * 16 + (lane >> 2) + 8 * half, kk = c * 32 + (lane & 3) * 8;
         const bool in = row < p.out && kk < p.hidden;
-        cp_async16(res_frag(res, c, half, lane), in ? wd + row * p.hidden + kk : wd, in ? 16 : 0);
+        cp_async16(res + res_frag(c, half, lane), in ? wd + row * p.hidden + kk : wd, in ? 16 : 0);
     }
 }
 
@@ -189,7 +184,7 @@ __device__ __forceinline__ void res_down(const fmlp_cu_mlp_args &p, const uint4 
     cp_async_wait_all();
     __syncthreads();
     float acc[NT][4];
-    zero_acc<T, NT>(acc);
+    zero_acc<NT>(acc);
     for (int64_t c0 = warp; c0 < chunks; c0 += (int64_t)ONE_WARPS * U) {
         uint4 xv[U][NT];
 #pragma unroll
@@ -207,14 +202,14 @@ __device__ __forceinline__ void res_down(const fmlp_cu_mlp_args &p, const uint4 
         for (int u = 0; u < U; u++) {
             const int64_t c = c0 + (int64_t)u * ONE_WARPS;
             if (c >= chunks) break;
-            const uint4 wa = *res_frag(const_cast<uint4 *>(res), c, 0, lane);
-            const uint4 wb = *res_frag(const_cast<uint4 *>(res), c, 1, lane);
+            const uint4 wa = res[res_frag(c, 0, lane)];
+            const uint4 wb = res[res_frag(c, 1, lane)];
             const uint32_t a0[4] = {wa.x, wb.x, wa.y, wb.y};
             const uint32_t a1[4] = {wa.z, wb.z, wa.w, wb.w};
 #pragma unroll
             for (int nt = 0; nt < NT; nt++) {
-                mma_k16<T>(acc[nt], a0, xv[u][nt].x, xv[u][nt].y);
-                mma_k16<T>(acc[nt], a1, xv[u][nt].z, xv[u][nt].w);
+                mma16816<T>(acc[nt], a0, xv[u][nt].x, xv[u][nt].y);
+                mma16816<T>(acc[nt], a1, xv[u][nt].z, xv[u][nt].w);
             }
         }
     }
@@ -228,18 +223,7 @@ __device__ __forceinline__ void res_down(const fmlp_cu_mlp_args &p, const uint4 
     for (int t = 0; t < ONE_TEAMS - 1; t++)
 #pragma unroll
         for (int e = 0; e < NT * 4; e++) acc[e / 4][e % 4] += red2[t][e][lane];
-    const T *bd = static_cast<const T *>(p.bd);
-    T *y = static_cast<T *>(p.y);
-    const int64_t r0 = group * 16 + g, r1 = r0 + 8;
-#pragma unroll
-    for (int nt = 0; nt < NT; nt++)
-#pragma unroll
-        for (int j = 0; j < 2; j++) {
-            const int64_t xr = nt * 8 + 2 * tq + j;
-            if (xr >= p.m) continue;
-            if (r0 < p.out) y[xr * p.ldy + r0] = fmlp_from_f32<T>(acc[nt][j] + bias_at(bd, r0));
-            if (r1 < p.out) y[xr * p.ldy + r1] = fmlp_from_f32<T>(acc[nt][2 + j] + bias_at(bd, r1));
-        }
+    store_down<T, NT>(p, p.m, static_cast<const T *>(p.bd), static_cast<T *>(p.y), acc, group, g, tq);
 }
 
 template <typename T, int NT, bool RES> __device__ __forceinline__ void one_body(const fmlp_cu_mlp_args &p)
@@ -284,7 +268,7 @@ template <typename T, int NT, bool RES> __device__ __forceinline__ void one_body
     T *h = static_cast<T *>(p.h);
     for (int64_t ga = my_team; ga < groups_a; ga += teams) {
         float acc[NT][4];
-        zero_acc<T, NT>(acc);
+        zero_acc<NT>(acc);
         for (int64_t c0 = wit; c0 < chunks_a; c0 += (int64_t)ONE_TEAM * ONE_UA) {
             uint4 wa[ONE_UA], wb[ONE_UA];
             load_w<T, ONE_UA>(A, ga, c0, chunks_a, tq, g, wa, wb);
@@ -321,7 +305,7 @@ template <typename T, int NT, bool RES> __device__ __forceinline__ void one_body
         const int64_t group = tb / pieces, piece = tb % pieces;
         const span s = {piece * chunks_b / pieces, (piece + 1) * chunks_b / pieces};
         float acc[NT][4];
-        zero_acc<T, NT>(acc);
+        zero_acc<NT>(acc);
         for (int64_t c0 = s.cb + wit; c0 < s.ce; c0 += (int64_t)ONE_TEAM * ONE_UB) {
             if (!preloaded) load_w<T, ONE_UB>(B, group, c0, s.ce, tq, g, pa, pb);
             preloaded = false;
@@ -340,23 +324,14 @@ template <typename T, int NT, bool RES> __device__ __forceinline__ void one_body
             seen = __shfl_sync(0xffffffffu, seen, 0);
             if (seen != (unsigned)pieces - 1) continue;
             __threadfence();
-            zero_acc<T, NT>(acc);
+            zero_acc<NT>(acc);
             for (int64_t q = 0; q < pieces; q++) {
                 const float *part = p.part + (group * pieces + q) * (NT * 4 * 32);
 #pragma unroll
                 for (int e = 0; e < NT * 4; e++) acc[e / 4][e % 4] += __ldcg(part + e * 32 + lane);
             }
         }
-        const int64_t r0 = group * 16 + g, r1 = r0 + 8;
-#pragma unroll
-        for (int nt = 0; nt < NT; nt++)
-#pragma unroll
-            for (int j = 0; j < 2; j++) {
-                const int64_t xr = nt * 8 + 2 * tq + j;
-                if (xr >= m) continue;
-                if (r0 < p.out) y[xr * p.ldy + r0] = fmlp_from_f32<T>(acc[nt][j] + bias_at(bd, r0));
-                if (r1 < p.out) y[xr * p.ldy + r1] = fmlp_from_f32<T>(acc[nt][2 + j] + bias_at(bd, r1));
-            }
+        store_down<T, NT>(p, m, bd, y, acc, group, g, tq);
     }
 }
 
