@@ -392,8 +392,14 @@ int64_t one_pieces(const fmlp_cu_mlp_args *a)
     return p < 1 ? 1 : p;
 }
 
-} // namespace
+/* The streamed down projection's partial sums, when K is in pieces. */
+size_t part_bytes(const fmlp_cu_mlp_args *a, int64_t pieces)
+{
+    const int64_t groups = (a->out + 15) / 16, nt = a->m <= 8 ? 1 : 2;
+    return pieces > 1 ? (size_t)(groups * pieces * nt * 4 * 32) * sizeof(float) : 0;
+}
 
+} // namespace
 
 extern "C" bool fmlp_cu_mlp_one_fits(const fmlp_cu_mlp_args *a)
 {
@@ -408,10 +414,7 @@ extern "C" bool fmlp_cu_mlp_one_resident(const fmlp_cu_mlp_args *a) { return res
 
 extern "C" size_t fmlp_cu_mlp_one_scratch(const fmlp_cu_mlp_args *a)
 {
-    const int64_t groups = (a->out + 15) / 16, pieces = one_pieces(a);
-    const int64_t nt = a->m <= 8 ? 1 : 2;
-    const size_t part = pieces > 1 ? (size_t)(groups * pieces * nt * 4 * 32) * sizeof(float) : 0;
-    return part + (size_t)groups * sizeof(unsigned) + 256;
+    return part_bytes(a, one_pieces(a)) + (size_t)(a->out + 15) / 16 * sizeof(unsigned) + 256;
 }
 
 extern "C" const char *fmlp_cu_mlp_one_name(const fmlp_cu_mlp_args *a) { return one_for(a).name; }
@@ -421,9 +424,8 @@ extern "C" cudaError_t fmlp_cu_mlp_one(cudaStream_t s, const fmlp_cu_mlp_args *a
     fmlp_cu_mlp_args p = *a;
     p.pieces = (int)one_pieces(a);
     /* scratch: the partial sums, then the per-group counters */
-    const int64_t groups = (a->out + 15) / 16, nt = a->m <= 8 ? 1 : 2;
     char *base = static_cast<char *>(a->scratch);
-    const size_t part = p.pieces > 1 ? (size_t)(groups * p.pieces * nt * 4 * 32) * sizeof(float) : 0;
+    const size_t part = part_bytes(a, p.pieces);
     p.part = reinterpret_cast<float *>(base);
     p.count = reinterpret_cast<unsigned *>(base + ((part + 255) & ~(size_t)255));
     const one_entry &e = one_for(a);
