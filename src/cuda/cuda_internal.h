@@ -15,6 +15,7 @@
 #include <cuda_runtime_api.h>
 
 #include "core/internal.h"
+#include "cuda/kernels.h"
 
 #define FMLP_CU_LT_CACHE 128
 #define FMLP_CU_GRAPHS 64
@@ -149,6 +150,16 @@ fmlp_status fmlp_cu_pack(fmlp_ctx *ctx, fmlp_dtype dtype, const void *w, const v
 fmlp_status fmlp_cu_pack_glu(fmlp_ctx *ctx, fmlp_dtype dtype, const void *wg, const void *bg, const void *wu,
                              const void *bu, int64_t n, int64_t k, void **packed);
 void fmlp_cu_unpack(fmlp_ctx *ctx, void *packed);
+
+/* The one-kernel MLP's shape on this device, no tensors yet (mlp_one.cu
+ * takes x NULL as an aligned x): what the plan, the name and the launch
+ * all start from. */
+static inline fmlp_cu_mlp_args fmlp_cu_mlp_shape(const fmlp_cu_state *st, fmlp_dtype dtype, fmlp_act act, int64_t rows,
+                                                 int64_t dim, int64_t hidden, int64_t out)
+{
+    return (fmlp_cu_mlp_args){.dtype = dtype, .act = act, .m = rows, .dim = dim, .hidden = hidden, .out = out,
+                              .ldx = dim, .sm_count = st->sm_count, .cc_major = st->cc_major};
+}
 
 /* ---- dispatch.c: naming and launching planned kernels */
 

@@ -63,8 +63,7 @@ void fmlp_cu_name_kernel(fmlp_ctx *ctx, fmlp_dtype dtype, fmlp_kernel *k)
         break;
     }
     case FMLP_KERNEL_MLP_GLU: {
-        const fmlp_cu_mlp_args a = {dtype, k->act, k->m, k->k, k->hidden, k->n, NULL, k->k, NULL, NULL, 0, NULL,
-                                    NULL, NULL, 0, NULL, NULL, st->sm_count, st->cc_major, 0, NULL, NULL};
+        const fmlp_cu_mlp_args a = fmlp_cu_mlp_shape(st, dtype, k->act, k->m, k->k, k->hidden, k->n);
         name = fmlp_cu_mlp_one_name(&a);
         break;
     }
@@ -87,9 +86,18 @@ static cudaError_t run_one_kernel(const fmlp_cu_state *st, cudaStream_t stream, 
 {
     const size_t h_bytes = (size_t)(k->m * k->hidden) * fmlp_dtype_size(dtype);
     const uintptr_t scratch = ((uintptr_t)ws->data + h_bytes + 255) & ~(uintptr_t)255;
-    const fmlp_cu_mlp_args a = {dtype, k->act, k->m, k->k, k->hidden, k->n, x->data, x->ld, gu->w, gu->b, gu->nw,
-                                dn->w, dn->b, y->data, y->ld, ws->data, (void *)scratch,
-                                st->sm_count, st->cc_major, 0, NULL, NULL};
+    fmlp_cu_mlp_args a = fmlp_cu_mlp_shape(st, dtype, k->act, k->m, k->k, k->hidden, k->n);
+    a.x = x->data;
+    a.ldx = x->ld;
+    a.wgu = gu->w;
+    a.bgu = gu->b;
+    a.nwgu = gu->nw;
+    a.wd = dn->w;
+    a.bd = dn->b;
+    a.y = y->data;
+    a.ldy = y->ld;
+    a.h = ws->data;
+    a.scratch = (void *)scratch;
     if (fmlp_cu_mlp_one_fits(&a)) return fmlp_cu_mlp_one(stream, &a);
     fmlp_cu_gemm_args g = {dtype, k->act, true, k->m, k->hidden, k->k, gu->nw, x->data, x->ld, gu->w, gu->b,
                            ws->data, k->hidden, st->sm_count, st->cc_major, 0, false};

@@ -42,9 +42,8 @@ bool fmlp_cu_one_kernel(fmlp_ctx *ctx, const fmlp_mlp_desc *d, int64_t rows, int
 {
     const fmlp_cu_state *st = fmlp_cu_state_of(ctx);
     if (st->one_kernel == FMLP_CU_ONE_OFF || d->block != FMLP_BLOCK_GATED || st->cc_major != 9) return false;
-    const fmlp_cu_mlp_args a = {d->dtype, d->act, rows, d->dim, d->hidden, d->out_dim ? d->out_dim : d->dim,
-                                NULL, d->dim, NULL, NULL, 0, NULL, NULL, NULL, 0, NULL, NULL,
-                                st->sm_count, st->cc_major, 0, NULL, NULL};
+    const fmlp_cu_mlp_args a =
+        fmlp_cu_mlp_shape(st, d->dtype, d->act, rows, d->dim, d->hidden, d->out_dim ? d->out_dim : d->dim);
     if (!fmlp_cu_mlp_one_fits(&a)) return false;
     if (st->one_kernel == FMLP_CU_ONE_RESIDENT && !fmlp_cu_mlp_one_resident(&a)) return false;
     *ws_bytes = (int64_t)fmlp_cu_mlp_one_scratch(&a);
