@@ -4,9 +4,7 @@
  * L2-cold (rotating through MLP copies holding at least 512 MB of weights,
  * so each forward's weights left the L2 long before). Timed the way the
  * PyTorch peer script times itself: N forwards enqueued between two device
- * synchronizations, wall clock. Writes one JSON object per line to stdout.
- * Usage: fmlp_bench_cuda [--rows 1,16,...] [--dim 768] [--hidden 3072]
- *                        [--variants eager,compiled,fused,fused+graph,auto] */
+ * synchronizations, wall clock. Writes one JSON object per line to stdout. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +12,10 @@
 #include "core/clock.h"
 #include "core/internal.h"
 #include "fmlp.h"
+
+#define USAGE                                                                                                      \
+    "usage: fmlp_bench_cuda [--rows 1,16,...] [--dim 768] [--hidden 3072]\n"                                       \
+    "                       [--variants eager,compiled,fused,fused+graph,auto]\n"
 
 #define COPIES 64
 #define COLD_BYTES (512LL << 20)
@@ -27,6 +29,12 @@ static int die(const char *what)
 {
     fprintf(stderr, "bench_cuda: %s: %s\n", what, fmlp_last_error());
     return 1;
+}
+
+static int usage_error(const char *arg, const char *problem)
+{
+    fprintf(stderr, "bench_cuda: %s: %s\n" USAGE, arg, problem);
+    return 2;
 }
 
 static fmlp_status forward_graph(fmlp_mlp *m, fmlp_mode mode, const fmlp_tensor *x, fmlp_tensor *y)
@@ -88,16 +96,21 @@ int main(int argc, char **argv)
     int n_rows = 6;
     int64_t dim = 768, hidden = 3072;
     const char *variants = "eager,compiled,fused,fused+graph,auto";
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--rows")) {
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--rows") && strcmp(a, "--dim") && strcmp(a, "--hidden") && strcmp(a, "--variants"))
+            return usage_error(a, "unknown argument");
+        if (i + 1 == argc) return usage_error(a, "needs a value");
+        char *v = argv[++i];
+        if (!strcmp(a, "--rows")) {
             n_rows = 0;
-            for (char *t = strtok(argv[i + 1], ","); t && n_rows < 16; t = strtok(NULL, ",")) rows_list[n_rows++] = atoll(t);
-        } else if (!strcmp(argv[i], "--dim")) {
-            dim = atoll(argv[i + 1]);
-        } else if (!strcmp(argv[i], "--hidden")) {
-            hidden = atoll(argv[i + 1]);
-        } else if (!strcmp(argv[i], "--variants")) {
-            variants = argv[i + 1];
+            for (char *t = strtok(v, ","); t && n_rows < 16; t = strtok(NULL, ",")) rows_list[n_rows++] = atoll(t);
+        } else if (!strcmp(a, "--dim")) {
+            dim = atoll(v);
+        } else if (!strcmp(a, "--hidden")) {
+            hidden = atoll(v);
+        } else {
+            variants = v;
         }
     }
     fmlp_ctx_options o = fmlp_ctx_options_default();
@@ -145,10 +158,11 @@ int main(int argc, char **argv)
                 double us = time_us(ctx, &st, cold ? copies : 1, modes[v], v == 3, iters);
                 fmlp_mlp_plan(st.m[0], modes[v], rows, &plan);
                 if (us < 0) return die(names[v]);
-                printf("{\"impl\": \"fmlp\", \"variant\": \"%s\", \"rows\": %lld, \"l2\": \"%s\", \"us\": %.3f, "
-                       "\"tflops\": %.2f, \"kernels\": %d, \"first_kernel\": \"%s\", \"resolved\": \"%s\", "
-                       "\"rotated_mb\": %.0f}\n",
-                       names[v], (long long)rows, cold ? "cold" : "warm", us, work / us * 1e-6, plan.n_kernels,
+                printf("{\"impl\": \"fmlp\", \"variant\": \"%s\", \"dim\": %lld, \"hidden\": %lld, \"rows\": %lld, "
+                       "\"l2\": \"%s\", \"us\": %.3f, \"tflops\": %.2f, \"kernels\": %d, \"first_kernel\": \"%s\", "
+                       "\"resolved\": \"%s\", \"rotated_mb\": %.0f}\n",
+                       names[v], (long long)dim, (long long)hidden, (long long)rows, cold ? "cold" : "warm", us,
+                       work / us * 1e-6, plan.n_kernels,
                        plan.kernels[0].name, fmlp_mode_name(plan.resolved),
                        (double)(cold ? copies : 1) * (double)weight_bytes / 1e6);
                 fflush(stdout);
