@@ -4,18 +4,24 @@
  * L2-cold (rotating through MLP copies holding at least 512 MB of weights,
  * so each forward's weights left the L2 long before). Timed the way the
  * PyTorch peer script times itself: N forwards enqueued between two device
- * synchronizations, wall clock. Writes one JSON object per line to stdout. */
+ * synchronizations, wall clock. First, in the same process and timed the
+ * same way, the limits those forwards are held to (limits.h): a graph
+ * replay, and a plain read of the weight bytes, warm and cold; a table of
+ * them goes to stderr. Writes one JSON object per line to stdout. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/clock.h"
 #include "core/internal.h"
+#include "core/json.h"
 #include "fmlp.h"
+#include "limits.h"
 
 #define USAGE                                                                                                      \
     "usage: fmlp_bench_cuda [--rows 1,16,...] [--dim 768] [--hidden 3072]\n"                                       \
-    "                       [--variants eager,compiled,fused,fused+graph,auto]\n"
+    "                       [--variants eager,compiled,fused,fused+graph,auto] [--limits | --no-limits]\n"        \
+    "  --no-limits leaves out the graph-replay and weight-read limits (on by default, well under a second)\n"
 
 #define COPIES 64
 #define COLD_BYTES (512LL << 20)
@@ -90,14 +96,49 @@ static double time_us(fmlp_ctx *ctx, set_t *st, int copies, fmlp_mode mode, bool
     return best;
 }
 
+static void print_limits(const bench_limits *l, int64_t dim, int64_t hidden, int64_t bytes)
+{
+    const double mb = (double)bytes / 1e6;
+    fprintf(stderr, "limits (%s, %lld -> %lld -> %lld bf16, measured in this process):\n", l->device, (long long)dim,
+            (long long)hidden, (long long)dim);
+    fprintf(stderr, "  %-56s %9s %9s\n", "limit", "us", "GB/s");
+    fprintf(stderr, "  %-56s %9.2f %9s\n", "graph replay, one empty kernel, back to back", l->replay_one_us, "-");
+    fprintf(stderr, "  %-56s %9.2f %9s\n", "graph replay, two dependent empty kernels", l->replay_two_us, "-");
+    for (int cold = 0; cold < 2; cold++) {
+        char what[96];
+        snprintf(what, sizeof what, "read the %.1f MB of weights, L2-%s (%.0f MB rotated)", mb, cold ? "cold" : "warm",
+                 mb * l->copies[cold]);
+        fprintf(stderr, "  %-56s %9.2f %9.0f\n", what, l->read_us[cold], l->read_gbps[cold]);
+    }
+}
+
+/* The same keys as torch_bench.py's limit line, so report.py reads both. */
+static void json_limits(const bench_limits *l, int64_t dim, int64_t hidden, int64_t bytes)
+{
+    printf("{\"impl\": \"limit\", \"source\": \"fmlp_bench_cuda\", \"device\": ");
+    json_write_string(stdout, l->device);
+    printf(", \"dim\": %lld, \"hidden\": %lld, \"weight_bytes\": %lld, \"graph_replay_one_kernel_us\": %.3f, "
+           "\"graph_replay_two_kernels_us\": %.3f, \"read_weights_us\": {\"warm\": %.3f, \"cold\": %.3f}, "
+           "\"read_weights_gbps\": {\"warm\": %.1f, \"cold\": %.1f}, \"rotated_mb\": {\"warm\": %.0f, \"cold\": %.0f}}\n",
+           (long long)dim, (long long)hidden, (long long)bytes, l->replay_one_us, l->replay_two_us, l->read_us[0],
+           l->read_us[1], l->read_gbps[0], l->read_gbps[1], (double)bytes * l->copies[0] / 1e6,
+           (double)bytes * l->copies[1] / 1e6);
+    fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
     int64_t rows_list[16] = {1, 16, 128, 1024, 8192, 32768};
     int n_rows = 6;
     int64_t dim = 768, hidden = 3072;
     const char *variants = "eager,compiled,fused,fused+graph,auto";
+    bool limits = true;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        if (!strcmp(a, "--limits") || !strcmp(a, "--no-limits")) {
+            limits = !strcmp(a, "--limits");
+            continue;
+        }
         if (strcmp(a, "--rows") && strcmp(a, "--dim") && strcmp(a, "--hidden") && strcmp(a, "--variants"))
             return usage_error(a, "unknown argument");
         if (i + 1 == argc) return usage_error(a, "needs a value");
@@ -125,6 +166,16 @@ int main(int argc, char **argv)
     copies = copies < 2 ? 2 : copies > COPIES ? COPIES : copies;
     for (int c = 0; c < copies; c++)
         if (fmlp_mlp_create(ctx, &d, 1000 + (uint64_t)c, &st.m[c]) != FMLP_OK) return die("create");
+    if (limits) {
+        bench_limits l;
+        char err[512];
+        if (bench_limits_measure(o.device_index, weight_bytes, copies, &l, err, sizeof err)) {
+            fprintf(stderr, "bench_cuda: limits: %s\n", err);
+            return 1;
+        }
+        print_limits(&l, dim, hidden, weight_bytes);
+        json_limits(&l, dim, hidden, weight_bytes);
+    }
     /* auto last: its plan is printed after its first forward has measured */
     const fmlp_mode modes[5] = {FMLP_MODE_EAGER, FMLP_MODE_COMPILED, FMLP_MODE_FUSED, FMLP_MODE_FUSED, FMLP_MODE_AUTO};
     const char *names[5] = {"eager", "compiled", "fused", "fused+graph", "auto"};

@@ -28,6 +28,7 @@ for tool in memcheck racecheck synccheck; do
 done
 timeout 120 $B/fmlp_bench_cuda >"$OUT/bench_fmlp.jsonl" 2>"$OUT/bench_fmlp.err"
 note "bench fmlp rc=$? lines=$(wc -l <"$OUT/bench_fmlp.jsonl")"
+grep -A5 '^limits (' "$OUT/bench_fmlp.err" | tee -a "$SUMMARY"
 $B/fmlp info >"$OUT/cli_info.log" 2>&1
 # The tutorial's shape (64 x 128 tokens = 8192 rows, bf16), device-resident.
 timeout 120 $B/fmlp mlp --device cuda --mode all --trace-dir "$OUT/traces" >"$OUT/cli.log" 2>&1
@@ -50,7 +51,7 @@ timeout 120 $B/fmlp mlp --device cuda --mode fused --host-io --trace-dir "$OUT/t
 note "fmlp mlp --device cuda --mode fused --host-io rc=$?"
 grep -E "^(host <-> device|fused:)" "$OUT/cli_host_io.log" | tee -a "$SUMMARY"
 note "  trace fused --host-io: $($B/fmlp trace summarize "$OUT"/traces_host_io/*_warm_fused.json 2>&1 | grep '^Verdict' | head -1)"
-FMLP_CUDA_OWN_GEMM=1 timeout 60 $B/fmlp_bench_cuda --rows 128,1024,8192 >"$OUT/bench_fmlp_own.jsonl" 2>&1
+FMLP_CUDA_OWN_GEMM=1 timeout 60 $B/fmlp_bench_cuda --rows 128,1024,8192 --no-limits >"$OUT/bench_fmlp_own.jsonl" 2>&1
 note "fused with fmlp's own down GEMM (FMLP_CUDA_OWN_GEMM=1): $(grep '"fused"' "$OUT/bench_fmlp_own.jsonl" | grep warm | sed -E 's/.*"rows": ([0-9]+).*"us": ([0-9.]+).*/\1 rows \2 us;/' | tr '\n' ' ')"
 if [ -n "${SKIP_TORCH:-}" ]; then
     note "bench torch skipped (SKIP_TORCH set)"

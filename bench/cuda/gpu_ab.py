@@ -17,7 +17,8 @@ def run(binary, args):
     for line in out.splitlines():
         if line.startswith("{"):
             r = json.loads(line)
-            rows[(r["variant"], r["rows"], r["l2"])] = r["us"]
+            if r.get("impl") == "fmlp":
+                rows[(r["variant"], r["rows"], r["l2"])] = r["us"]
     return rows
 
 

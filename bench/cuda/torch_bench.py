@@ -135,7 +135,8 @@ def main():
     print(json.dumps({"impl": "ceiling", "gemm_bf16_tflops": tflops, "copy_gbps": gbps,
                       "torch": torch.__version__, "device": torch.cuda.get_device_name()}), flush=True)
     replay_us, reads = limits()
-    print(json.dumps({"impl": "limit", "dim": DIM, "hidden": HIDDEN, "graph_replay_one_kernel_us": replay_us,
+    print(json.dumps({"impl": "limit", "source": "torch_bench", "dim": DIM, "hidden": HIDDEN,
+                      "graph_replay_one_kernel_us": replay_us,
                       "weight_bytes": 3 * DIM * HIDDEN * 2,
                       "read_weights_us": {k: v[0] for k, v in reads.items()},
                       "read_weights_gbps": {k: v[1] for k, v in reads.items()}}), flush=True)
