@@ -1,12 +1,19 @@
 """Why: turns the two benchmark streams (fmlp's and PyTorch's JSON lines)
-into the committed result: one JSON with every figure, the machine and the
-floors, a PNG plot, and a short table with the bars of issue 4 checked.
+into the committed result: one JSON with every figure, the machine, the
+floors and the limits both sides measured in their runs ("limits": every
+limit line of both streams, each naming its source and shape), a PNG per
+MLP shape (report_png.py), and a short table per shape with the bars of
+issue 4 checked on the tutorial's.
 Usage: report.py fmlp.jsonl torch.jsonl out.json out.png"""
 import datetime
 import json
+import os
 import sys
 
-DIM, HIDDEN = 768, 3072
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import report_png  # noqa: E402
+
+TUTORIAL = report_png.TUTORIAL
 
 
 def load(path):
@@ -14,99 +21,109 @@ def load(path):
         return [json.loads(line) for line in f if line.startswith("{")]
 
 
-def main():
-    fm, tr, out_json, out_png = sys.argv[1:5]
-    rows_f, rows_t = load(fm), load(tr)
-    ceil = next(r for r in rows_t if r["impl"] == "ceiling")
-    limit = next((r for r in rows_t if r["impl"] == "limit"), None)
-    data = [r for r in rows_f + rows_t if r["impl"] in ("fmlp", "torch")]
-    for r in data:
-        n = r["rows"]
-        flops = 2.0 * n * DIM * HIDDEN * 3
-        nbytes = 2 * (3 * DIM * HIDDEN + 2 * n * DIM)
-        floor_us = max(flops / (ceil["gemm_bf16_tflops"] * 1e12), nbytes / (ceil["copy_gbps"] * 1e9)) * 1e6
-        r["floor_us"] = floor_us
-        r["x_floor"] = r["us"] / floor_us
-
-    def get(impl, var, n, l2):
+def shape_table(data, shape, l2, judge):
+    def get(impl, var, n):
         for r in data:
             if r["impl"] == impl and r["variant"] == var and r["rows"] == n and r["l2"] == l2:
                 return r["us"]
         return None
 
-    rows = sorted({r["rows"] for r in data})
-    lines = []
+    lines = [f"\n{shape[0]} -> {shape[1]} -> {shape[0]}, L2 {l2}: us per forward; "
+             "floor = max(FLOPs / bf16 GEMM peak, bytes / copy bandwidth)"]
+    hdr = ["rows", "floor", "fm eager", "fm comp", "fm fused", "fm f+graph", "pt eager", "pt compile", "pt e+graph",
+           "pt merged+g", "fused+g vs best pt graph", "fused vs compile"]
+    lines.append(" ".join(f"{h:>11}" for h in hdr))
+    for n in sorted({r["rows"] for r in data}):
+        fl = next(r["floor_us"] for r in data if r["rows"] == n)
+        v = [get("fmlp", "eager", n), get("fmlp", "compiled", n), get("fmlp", "fused", n),
+             get("fmlp", "fused+graph", n), get("torch", "eager", n), get("torch", "compile", n),
+             get("torch", "eager+graph", n), get("torch", "merged+graph", n)]
+        cells = [f"{n:>11}", f"{fl:>11.1f}"] + [f"{x:>11.1f}" if x else f"{'-':>11}" for x in v]
+        pt_graph = min([x for x in v[6:8] if x], default=None)
+        sp1 = pt_graph / v[3] if v[3] and pt_graph else 0
+        sp2 = v[5] / v[2] if v[2] and v[5] else 0
+        cells += [f"{sp1:>10.2f}x", f"{sp2:>10.2f}x"]
+        lines.append(" ".join(cells))
+        if l2 == "warm" and shape == TUTORIAL:
+            if v[0] and v[4]:
+                judge("eager_within_10pct", v[0] <= 1.10 * v[4])
+            if n <= 128 and v[3] and pt_graph:
+                judge("fused_graph_beats_torch_graph_rows_le_128", v[3] < pt_graph)
+            if n == 8192 and v[2] and v[5]:
+                judge("fused_8192_le_1.15x_compile", v[2] <= 1.15 * v[5])
+    return lines
+
+
+def limits_table(limits):
+    """One row per limit line, fmlp's (C, its own kernels) and PyTorch's (a
+    Python loop, torch.sum) side by side."""
+    lines = ["\nlimits, measured in the same runs: us (GB/s)",
+             f"{'shape':>12} {'by':>16} {'replay 1 kernel':>16} {'replay 2 kernels':>17} "
+             f"{'read weights warm':>22} {'read weights cold':>22}"]
+
+    def cell(us, gbps, width):
+        text = "-" if us is None else f"{us:.2f} ({gbps:.0f})" if gbps else f"{us:.2f}"
+        return f"{text:>{width}}"
+    for lim in limits:
+        us, gbps = lim.get("read_weights_us", {}), lim.get("read_weights_gbps", {})
+        one, two = lim.get("graph_replay_one_kernel_us"), lim.get("graph_replay_two_kernels_us")
+        shape = f"{lim['dim']}x{lim['hidden']}"
+        lines.append(f"{shape:>12} {lim['source']:>16} {cell(one, None, 16)} {cell(two, None, 17)} "
+                     f"{cell(us.get('warm'), gbps.get('warm'), 22)} {cell(us.get('cold'), gbps.get('cold'), 22)}")
+    lines.append("(the PyTorch replay is timed from a Python loop; fmlp's from C, the floor a graphed forward pays)")
+    return lines
+
+
+def main():
+    if len(sys.argv) != 5:
+        sys.exit(__doc__.split("Usage: ")[1])
+    fm, tr, out_json, out_png = sys.argv[1:5]
+    rows_f, rows_t = load(fm), load(tr)
+    ceil = next(r for r in rows_t if r["impl"] == "ceiling")
+    # lines from before either side recorded its shape are the tutorial's
+    for r in rows_f + rows_t:
+        r.setdefault("dim", TUTORIAL[0])
+        r.setdefault("hidden", TUTORIAL[1])
+    limits = [dict(r, source=r.get("source", "torch_bench")) for r in rows_f + rows_t if r["impl"] == "limit"]
+    data = [r for r in rows_f + rows_t if r["impl"] in ("fmlp", "torch")]
+    for r in data:
+        n, dim, hidden = r["rows"], r["dim"], r["hidden"]
+        flops = 2.0 * n * dim * hidden * 3
+        nbytes = 2 * (3 * dim * hidden + 2 * n * dim)
+        floor_us = max(flops / (ceil["gemm_bf16_tflops"] * 1e12), nbytes / (ceil["copy_gbps"] * 1e9)) * 1e6
+        r["floor_us"] = floor_us
+        r["x_floor"] = r["us"] / floor_us
+    shapes = sorted({(r["dim"], r["hidden"]) for r in data}, key=lambda s: (s != TUTORIAL, s))
+
     # None: not measured (a side missing); a bar holds only where it was compared
     bars = {"eager_within_10pct": None, "fused_graph_beats_torch_graph_rows_le_128": None,
             "fused_8192_le_1.15x_compile": None}
 
     def judge(name, ok):
         bars[name] = ok and bars[name] is not False
-    for l2 in ("warm", "cold"):
-        lines.append(f"\nL2 {l2}: us per forward; floor = max(FLOPs / bf16 GEMM peak, bytes / copy bandwidth)")
-        hdr = ["rows", "floor", "fm eager", "fm comp", "fm fused", "fm f+graph", "pt eager", "pt compile", "pt e+graph",
-               "pt merged+g", "fused+g vs best pt graph", "fused vs compile"]
-        lines.append(" ".join(f"{h:>11}" for h in hdr))
-        for n in rows:
-            fl = next(r["floor_us"] for r in data if r["rows"] == n)
-            v = [get("fmlp", "eager", n, l2), get("fmlp", "compiled", n, l2), get("fmlp", "fused", n, l2),
-                 get("fmlp", "fused+graph", n, l2), get("torch", "eager", n, l2), get("torch", "compile", n, l2),
-                 get("torch", "eager+graph", n, l2), get("torch", "merged+graph", n, l2)]
-            cells = [f"{n:>11}", f"{fl:>11.1f}"] + [f"{x:>11.1f}" if x else f"{'-':>11}" for x in v]
-            pt_graph = min([x for x in v[6:8] if x], default=None)
-            sp1 = pt_graph / v[3] if v[3] and pt_graph else 0
-            sp2 = v[5] / v[2] if v[2] and v[5] else 0
-            cells += [f"{sp1:>10.2f}x", f"{sp2:>10.2f}x"]
-            lines.append(" ".join(cells))
-            if l2 == "warm":
-                if v[0] and v[4]:
-                    judge("eager_within_10pct", v[0] <= 1.10 * v[4])
-                if n <= 128 and v[3] and pt_graph:
-                    judge("fused_graph_beats_torch_graph_rows_le_128", v[3] < pt_graph)
-                if n == 8192 and v[2] and v[5]:
-                    judge("fused_8192_le_1.15x_compile", v[2] <= 1.15 * v[5])
+    lines = []
+    for shape in shapes:
+        for l2 in ("warm", "cold"):
+            lines += shape_table([r for r in data if (r["dim"], r["hidden"]) == shape], shape, l2, judge)
     lines.append(f"\nceilings: bf16 GEMM {ceil['gemm_bf16_tflops']:.0f} TFLOP/s, copy {ceil['copy_gbps']:.0f} GB/s "
                  f"({ceil['device']}, torch {ceil['torch']})")
-    if limit:
-        lines.append(f"limits: one-kernel graph replay {limit['graph_replay_one_kernel_us']:.2f} us back to back; "
-                     f"reading the {limit['weight_bytes'] / 1e6:.1f} MB of weights "
-                     f"{limit['read_weights_us']['warm']:.2f} us L2-warm ({limit['read_weights_gbps']['warm']:.0f} GB/s), "
-                     f"{limit['read_weights_us']['cold']:.2f} us cold ({limit['read_weights_gbps']['cold']:.0f} GB/s)")
+    if limits:
+        lines += limits_table(limits)
     verdict = {True: "HOLDS", False: "FAILS", None: "NOT MEASURED"}
-    lines.append("bars (L2 warm, wall time per forward): " + ", ".join(f"{k}={verdict[v]}" for k, v in bars.items()))
-    text = "\n".join(lines)
-    print(text)
+    lines.append(f"bars ({TUTORIAL[0]} -> {TUTORIAL[1]}, L2 warm, wall time per forward): "
+                 + ", ".join(f"{k}={verdict[v]}" for k, v in bars.items()))
+    print("\n".join(lines))
+    first = shapes[0] if shapes else TUTORIAL
+    doc = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ"),
+           "command": "bash bench/cuda/device_run.sh all",
+           "shape": {"dim": first[0], "hidden": first[1], "dtype": "bf16", "bias": False, "act": "gelu_tanh"},
+           "shapes": [list(s) for s in shapes],
+           "ceilings": ceil, "limits": limits, "bars": bars, "results": data,
+           "method": "wall time of N operations between two device syncs, best of 3; cold = rotating weight "
+                     "copies holding at least 512 MB (38 x 14.2 MB for the tutorial's MLP)"}
     with open(out_json, "w") as f:
-        json.dump({"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ"),
-                   "command": "bash bench/cuda/device_run.sh all",
-                   "shape": {"dim": DIM, "hidden": HIDDEN, "dtype": "bf16", "bias": False, "act": "gelu_tanh"},
-                   "ceilings": ceil, "limits": limit, "bars": bars, "results": data,
-                   "method": "wall time of N forwards between two device syncs, best of 3; cold = rotating weight "
-                             "copies holding at least 512 MB (37 x 14.2 MB)"}, f, indent=1)
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        fig, axes = plt.subplots(1, 2, figsize=(13, 5))
-        for ax, l2 in zip(axes, ("warm", "cold")):
-            for impl, var, style in (("fmlp", "eager", "b--"), ("fmlp", "compiled", "b:"), ("fmlp", "fused", "b-"),
-                                     ("fmlp", "fused+graph", "b-o"), ("torch", "eager", "r--"),
-                                     ("torch", "compile", "r-"), ("torch", "eager+graph", "r-o")):
-                xs = [n for n in rows if get(impl, var, n, l2)]
-                ax.plot(xs, [get(impl, var, n, l2) for n in xs], style, label=f"{impl} {var}")
-            ax.plot(rows, [next(r["floor_us"] for r in data if r["rows"] == n) for n in rows], "k-", lw=0.8,
-                    label="floor")
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.set_xlabel("rows")
-            ax.set_ylabel("us per forward")
-            ax.set_title(f"GeGLU 768->3072->768 bf16, H200, L2 {l2}")
-            ax.grid(True, which="both", alpha=0.3)
-        axes[0].legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(out_png, dpi=110)
-    except ImportError:
-        print("matplotlib missing: no plot")
+        json.dump(doc, f, indent=1)
+    report_png.plot(doc, out_png)
 
 
 if __name__ == "__main__":
