@@ -407,8 +407,9 @@ static void gemm_vs_lt(cudaStream_t s, int sms, int ccm)
                 const float tg = med3(time_it(s, &g, v, ig), time_it(s, &g, v, ig), time_it(s, &g, v, ig));
                 const float td = med3(time_it(s, &dn, v, id), time_it(s, &dn, v, id), time_it(s, &dn, v, id));
                 const bool is_picked = picked == FMLP_CU_GEMM_WGMMA && !strcmp(kname(&g, v), fmlp_cu_gemm_name(&g, picked));
-                printf("%-12s %-6lld %-42s %9.2f %8.1f %6.2f | %-38s %9.2f %8.1f %6.2f%s\n", shape, (long long)m,
-                       kname(&g, v), tg, fl / tg * 1e-6, lg / tg, kname(&dn, v), td, fd / td * 1e-6, ld / td,
+                printf("%-12s %-6lld %-42s %9.2f %8.1f %6.2f | %-38s %9.2f %8.1f %6.2f  blocks %lld/%lld%s\n", shape,
+                       (long long)m, kname(&g, v), tg, fl / tg * 1e-6, lg / tg, kname(&dn, v), td, fd / td * 1e-6, ld / td,
+                       (long long)fmlp_cu_gemm_wgmma_blocks(&g, c), (long long)fmlp_cu_gemm_wgmma_blocks(&dn, c),
                        is_picked ? "  <- picked (glu)" : "");
             }
             /* where the picked GLU kernel's time goes: the same kernel with

@@ -74,6 +74,14 @@ __device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap *map, u
                  : "memory");
 }
 
+/* A box of shared memory at `src` to the 2-D tensor at (c0 along columns,
+ * c1 along rows); the tensor's bounds clip it. */
+__device__ __forceinline__ void tma_store(const CUtensorMap *map, uint32_t src, int c0, int c1)
+{
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"((uint64_t)map),
+                 "r"(src), "r"(c0), "r"(c1)
+                 : "memory");
+}
 /* K-major operand, 128-byte rows, 128-byte swizzle, 8-row groups 1024 B apart. */
 __device__ __forceinline__ uint64_t wg_desc(uint32_t addr)
 {
@@ -81,15 +89,16 @@ __device__ __forceinline__ uint64_t wg_desc(uint32_t addr)
 }
 
 /* The stage ring: S stages of `STAGE` bytes at the start of dynamic shared
- * memory (aligned to 1024 bytes for the 128-byte swizzle), then S "full"
- * mbarriers (one arrival: the producer's, plus the bytes) and S "empty"
- * ones (`consumers` arrivals). Thread 0 initializes them; every thread
- * returns the ring's address once they are visible. */
-template <int S, int STAGE> __device__ __forceinline__ uint32_t ring_init(int consumers)
+ * memory (aligned to 1024 bytes for the 128-byte swizzle), then EXTRA bytes
+ * (the persistent tiles' output staging), then S "full" mbarriers (one
+ * arrival: the producer's, plus the bytes) and S "empty" ones (`consumers`
+ * arrivals). Thread 0 initializes them; every thread returns the ring's
+ * address once they are visible. */
+template <int S, int STAGE, int EXTRA = 0> __device__ __forceinline__ uint32_t ring_init(int consumers)
 {
     extern __shared__ unsigned char tma_raw[];
     const uint32_t smem = ((uint32_t)__cvta_generic_to_shared(tma_raw) + 1023u) & ~1023u;
-    const uint32_t full = smem + S * STAGE, empty = full + S * 8;
+    const uint32_t full = smem + S * STAGE + EXTRA, empty = full + S * 8;
     if (threadIdx.x == 0) {
         for (int s = 0; s < S; s++) {
             mbar_init(full + 8 * s, 1);
@@ -225,18 +234,26 @@ __device__ __forceinline__ void tma_body(const CUtensorMap *tx, const CUtensorMa
  * ring in tile order; a named barrier per team makes a team wait for its
  * turn before its first full-barrier wait, so no wait is issued more than
  * one phase ahead of its mbarrier (a parity wait cannot tell phases two
- * apart). */
-template <int WPT, int MW, int BN, int S> struct tmp_cfg {
+ * apart).
+ * TS serves short K (768: 12 k steps a tile), where what a tile costs
+ * besides its matrix work sets the pace: a ping-pong team stages its output
+ * tile in shared memory and writes it with TMA stores, whole lines instead
+ * of the accumulators' half-sector pair stores. */
+template <int WPT, int MW, int BN, int SR, bool TS, bool GLU> struct tmp_cfg {
+    static_assert(!TS || WPT == 1, "TMA-stored output tiles are a ping-pong team's");
     static constexpr int BM = 64 * MW * WPT;
-    static constexpr int THREADS = 384;
     static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
-    static constexpr int SMEM = S * STAGE + 2 * S * 8 + 1024;
+    /* per team: boxes of BM rows x 64 output columns */
+    static constexpr int BOX = BM * 128, STG = TS ? (GLU ? BN / 2 : BN) / 64 * BOX : 0, EXTRA = 2 / WPT * STG;
+    /* SR stages, or as many as fit beside the staging area */
+    static constexpr int S_FIT = (227 * 1024 - 1024 - EXTRA) / (STAGE + 16), S = SR < S_FIT ? SR : S_FIT;
+    static constexpr int SMEM = S * STAGE + EXTRA + 2 * S * 8 + 1024;
 };
 
 #ifdef FMLP_HAVE_WGMMA
 
-/* Tile t of an mt x nt grid in groups of 16 row blocks, rows fastest in a
- * group: the tiles in flight at once share 16 row blocks of x and a few
+/* Tile t of an mt x nt grid in groups of GM row blocks, rows fastest in a
+ * group: the tiles in flight at once share GM row blocks of x and a few
  * column blocks of the weights, so both stay in L2 even when the weights
  * are far larger than it. */
 __device__ __forceinline__ void tile_at(int t, int mt, int nt, int &mb, int &nb)
@@ -329,21 +346,82 @@ __device__ __forceinline__ void tmp_epilogue(const fmlp_cu_gemm_args &p, const f
     switch (p.act) { FMLP_ACT_TABLE(FMLP_TMP_EPILOGUE_CASE) }
 }
 
-template <typename T, bool GLU, int WPT, int MW, int BN, int S>
-__device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMap *tw, const fmlp_cu_gemm_args &p)
+template <typename T> __device__ __forceinline__ uint32_t pack2(float v0, float v1)
 {
-    using C = tmp_cfg<WPT, MW, BN, S>;
+    const T pair[2] = {fmlp_from_f32<T>(v0), fmlp_from_f32<T>(v1)};
+    return *reinterpret_cast<const uint32_t *>(pair);
+}
+
+/* tmp_epilogue_act into a team's staging area: m64 slice w of its
+ * BM x (GLU ? BN/2 : BN) output tile, as boxes of 64 columns laid out the
+ * way the output tensor map's 128-byte swizzle reads them (16-byte chunk c
+ * of row r at chunk c ^ (r & 7)). A warp's pair stores then fall on 32
+ * distinct banks. Bounds are the TMA store's. */
+template <typename T, bool GLU, int BN, int BOX, int ACT>
+__device__ __forceinline__ void tmp_stage_act(const float (&d)[BN / 2], const uint32_t (&bw)[BN / 8], uint32_t stg, int w)
+{
+    const int t = threadIdx.x & 127, lane = t & 31, g = lane >> 2, tq = lane & 3;
+    const uint32_t row0 = stg + (uint32_t)(w * 64 + (t >> 5) * 16 + g) * 128 + 4 * tq, row1 = row0 + 8 * 128;
+    /* the 8 columns j * 8.. of the staged tile */
+    auto chunk = [g](int j) { return (uint32_t)((j >> 3) * BOX + (((j & 7) ^ g) << 4)); };
+    if (GLU) {
+#pragma unroll
+        for (int j = 0; j < BN / 16; j++) {
+            const float bg0 = bits_f32<T>(bw[2 * j] & 0xFFFFu), bg1 = bits_f32<T>(bw[2 * j] >> 16);
+            const float bu0 = bits_f32<T>(bw[2 * j + 1] & 0xFFFFu), bu1 = bits_f32<T>(bw[2 * j + 1] >> 16);
+            const float *e = d + 8 * j;
+            const uint32_t v0 = pack2<T>(fmlp_act_fast(ACT, e[0] + bg0) * (e[4] + bu0), fmlp_act_fast(ACT, e[1] + bg1) * (e[5] + bu1));
+            const uint32_t v1 = pack2<T>(fmlp_act_fast(ACT, e[2] + bg0) * (e[6] + bu0), fmlp_act_fast(ACT, e[3] + bg1) * (e[7] + bu1));
+            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(row0 + chunk(j)), "r"(v0) : "memory");
+            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(row1 + chunk(j)), "r"(v1) : "memory");
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < BN / 8; j++) {
+            const float b0 = bits_f32<T>(bw[j] & 0xFFFFu), b1 = bits_f32<T>(bw[j] >> 16);
+            const float *e = d + 4 * j;
+            const uint32_t v0 = pack2<T>(fmlp_act_fast(ACT, e[0] + b0), fmlp_act_fast(ACT, e[1] + b1));
+            const uint32_t v1 = pack2<T>(fmlp_act_fast(ACT, e[2] + b0), fmlp_act_fast(ACT, e[3] + b1));
+            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(row0 + chunk(j)), "r"(v0) : "memory");
+            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(row1 + chunk(j)), "r"(v1) : "memory");
+        }
+    }
+}
+
+#define FMLP_TMP_STAGE_CASE(e, ...)                       \
+    case e: tmp_stage_act<T, GLU, BN, BOX, e>(d, bw, stg, w); \
+        return;
+
+template <typename T, bool GLU, int BN, int BOX>
+__device__ __forceinline__ void tmp_stage(int act, const float (&d)[BN / 2], const uint32_t (&bw)[BN / 8], uint32_t stg, int w)
+{
+    switch (act) { FMLP_ACT_TABLE(FMLP_TMP_STAGE_CASE) }
+}
+
+/* A team's 128 threads (named barriers 3 and 4; 1 and 2 order the teams). */
+__device__ __forceinline__ void team_sync(int team)
+{
+    asm volatile("bar.sync %0, 128;\n" ::"r"(3 + team) : "memory");
+}
+
+template <typename T, bool GLU, int WPT, int MW, int BN, int SR, bool TS>
+__device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMap *tw, const CUtensorMap *to,
+                                         const fmlp_cu_gemm_args &p, bool ts)
+{
+    using C = tmp_cfg<WPT, MW, BN, SR, TS, GLU>;
+    constexpr int S = C::S;
     constexpr int TEAMS = 2 / WPT;
     /* the bias in registers, except where 128 accumulators and 32 bias
      * words would not fit (plain 128x256: 168 registers at entry, and
      * ptxas spills); there it is prefetched into L1 at the tile's start */
     constexpr bool BREG = GLU || BN <= 128;
+    static_assert(!TS || BREG, "staged epilogues take the bias from registers");
     const int wg = threadIdx.x >> 7;
     const int KT = (int)((p.k + 63) / 64);
     /* tma_launch keeps tiles and rows under 2^31 */
     const int mt = (int)((p.m + C::BM - 1) / C::BM), nt = (int)((p.nw + BN - 1) / BN), tiles = mt * nt;
-    const uint32_t smem = ring_init<S, C::STAGE>(WPT);
-    const uint32_t full = smem + S * C::STAGE, empty = full + S * 8;
+    const uint32_t smem = ring_init<S, C::STAGE, C::EXTRA>(WPT);
+    const uint32_t stg0 = smem + S * C::STAGE, full = stg0 + C::EXTRA, empty = full + S * 8;
 
     if (wg == 2) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
@@ -373,6 +451,7 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
         const int team = WPT == 2 ? 0 : wg, wi = WPT == 2 ? wg : 0;
         const bool lead = (threadIdx.x & 127) == 0;
+        const uint32_t stg = stg0 + team * C::STG;
         float d[MW][BN / 2];
         for (int j = team;; j += TEAMS) {
             const int tile = blockIdx.x + j * gridDim.x;
@@ -422,11 +501,29 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
             }
             asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
             if (prev >= 0 && lead) mbar_arrive(empty + 8 * prev);
+            if constexpr (TS) if (ts) {
+                /* the staging area is free once the team's last store has read it */
+                if (lead) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+                team_sync(team);
+#pragma unroll
+                for (int w = 0; w < MW; w++) tmp_stage<T, GLU, BN, C::BOX>(p.act, d[w], bw, stg, w);
+                asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+                team_sync(team);
+                if (lead) {
+                    const int c0 = GLU ? nb * (BN / 2) : nb * BN;
+#pragma unroll
+                    for (int bx = 0; bx < (GLU ? BN / 128 : BN / 64); bx++)
+                        if (c0 + bx * 64 < p.n) tma_store(to, stg + bx * C::BOX, c0 + bx * 64, mb * C::BM);
+                    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+                }
+                continue;
+            }
 #pragma unroll
             for (int w = 0; w < MW; w++)
                 if constexpr (BREG) tmp_epilogue<T, GLU, BN>(p, d[w], bw, (int64_t)mb * C::BM + (wi * MW + w) * 64, (int64_t)nb * BN);
                 else tma_epilogue<T, GLU, BN>(p, d[w], (int64_t)mb * C::BM + (wi * MW + w) * 64, (int64_t)nb * BN);
         }
+        if (TS && ts && lead) asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
     }
 }
 
@@ -436,10 +533,10 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
 
 #ifdef FMLP_HAVE_WGMMA
 #define FMLP_TMA_BODY(T, GLU, WGS, BN, S) tma_body<T, GLU, WGS, BN, S>(&tx, &tw, p);
-#define FMLP_TMP_BODY(T, GLU, WPT, MW, BN, S) tmp_body<T, GLU, WPT, MW, BN, S>(&tx, &tw, p);
+#define FMLP_TMP_BODY(T, GLU, WPT, MW, BN, S, TS) tmp_body<T, GLU, WPT, MW, BN, S, TS>(&tx, &tw, &to, p, ts != 0);
 #else
 #define FMLP_TMA_BODY(T, GLU, WGS, BN, S) (void)tx, (void)tw, (void)p;
-#define FMLP_TMP_BODY(T, GLU, WPT, MW, BN, S) (void)tx, (void)tw, (void)p;
+#define FMLP_TMP_BODY(T, GLU, WPT, MW, BN, S, TS) (void)tx, (void)tw, (void)to, (void)p, (void)ts;
 #endif
 #define FMLP_TMA_K(NAME, T, GLU, WGS, BN, S)                                                                  \
     extern "C" __global__ void __launch_bounds__(tma_cfg<WGS, BN, S>::THREADS, tma_cfg<WGS, BN, S>::MIN_BLOCKS) \
@@ -449,13 +546,15 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
         FMLP_TMA_BODY(T, GLU, WGS, BN, S)                                                                     \
     }
 /* One block per SM: the register cap at entry (384 threads, 1 block) is
- * what lets setmaxnreg move registers between the warpgroups. */
-#define FMLP_TMP_K(NAME, T, GLU, WPT, MW, BN, S)                                                             \
+ * what lets setmaxnreg move registers between the warpgroups. to: the
+ * output's tensor map, used where ts is set (TS configurations, an output
+ * the TMA can write). */
+#define FMLP_TMP_K(NAME, T, GLU, WPT, MW, BN, S, TS)                                                     \
     extern "C" __global__ void __launch_bounds__(384, 1)                                                     \
         NAME(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tw,                   \
-             const fmlp_cu_gemm_args p)                                                                       \
+             const fmlp_cu_gemm_args p, const __grid_constant__ CUtensorMap to, int ts)                       \
     {                                                                                                         \
-        FMLP_TMP_BODY(T, GLU, WPT, MW, BN, S)                                                                 \
+        FMLP_TMP_BODY(T, GLU, WPT, MW, BN, S, TS)                                                         \
     }
 /* Tile configurations, smallest first: BM x BN, stages. */
 #define FMLP_TMA_CONFIGS(X) \
@@ -463,33 +562,36 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
     X(64x128, 1, 128, 4)    \
     X(128x128, 2, 128, 3)
 /* Persistent configurations: name, warpgroups per tile, m64 slices per
- * warpgroup, BN, stages (BM = 64 x the two middle numbers). tma_pick
- * names the first two by their position. */
-#define FMLP_TMP_CONFIGS(X)           \
-    X(128x256_coop, 2, 1, 256, 4)     \
-    X(128x128_pingpong, 1, 2, 128, 6) \
-    X(64x256_pingpong, 1, 1, 256, 5)
+ * warpgroup, BN, stages (BM = 64 x the two middle numbers; fewer where
+ * the output staging leaves no room), TMA-stored output. tma_pick names
+ * them by their position. */
+#define FMLP_TMP_CONFIGS(X)                          \
+    X(128x256_coop, 2, 1, 256, 4, false)             \
+    X(128x128_pingpong, 1, 2, 128, 6, false)         \
+    X(64x256_pingpong, 1, 1, 256, 5, false)          \
+    X(128x128_pingpong_tmastore, 1, 2, 128, 6, true)
 #define FMLP_TMA_FAMILY(SHAPE, WGS, BN, S)                                                           \
     FMLP_TMA_K(fmlp_gemm_bf16_wgmma_##SHAPE, __nv_bfloat16, false, WGS, BN, S)                       \
     FMLP_TMA_K(fmlp_gemm_glu_bf16_wgmma_##SHAPE, __nv_bfloat16, true, WGS, BN, S)                    \
     FMLP_TMA_K(fmlp_gemm_f16_wgmma_##SHAPE, __half, false, WGS, BN, S)                               \
     FMLP_TMA_K(fmlp_gemm_glu_f16_wgmma_##SHAPE, __half, true, WGS, BN, S)
-#define FMLP_TMP_FAMILY(SHAPE, WPT, MW, BN, S)                                                       \
-    FMLP_TMP_K(fmlp_gemm_bf16_wgmma_##SHAPE, __nv_bfloat16, false, WPT, MW, BN, S)                   \
-    FMLP_TMP_K(fmlp_gemm_glu_bf16_wgmma_##SHAPE, __nv_bfloat16, true, WPT, MW, BN, S)                \
-    FMLP_TMP_K(fmlp_gemm_f16_wgmma_##SHAPE, __half, false, WPT, MW, BN, S)                           \
-    FMLP_TMP_K(fmlp_gemm_glu_f16_wgmma_##SHAPE, __half, true, WPT, MW, BN, S)
+#define FMLP_TMP_FAMILY(SHAPE, WPT, MW, BN, S, TS)                                               \
+    FMLP_TMP_K(fmlp_gemm_bf16_wgmma_##SHAPE, __nv_bfloat16, false, WPT, MW, BN, S, TS)           \
+    FMLP_TMP_K(fmlp_gemm_glu_bf16_wgmma_##SHAPE, __nv_bfloat16, true, WPT, MW, BN, S, TS)        \
+    FMLP_TMP_K(fmlp_gemm_f16_wgmma_##SHAPE, __half, false, WPT, MW, BN, S, TS)                   \
+    FMLP_TMP_K(fmlp_gemm_glu_f16_wgmma_##SHAPE, __half, true, WPT, MW, BN, S, TS)
 FMLP_TMA_CONFIGS(FMLP_TMA_FAMILY)
 FMLP_TMP_CONFIGS(FMLP_TMP_FAMILY)
 
 namespace {
 
-/* persistent: a grid of at most one block per SM that loops over tiles */
+/* persistent: a grid of at most one block per SM that loops over tiles;
+ * ts: output tiles written by TMA where it can */
 struct tma_entry {
     const void *fn[2][2]; /* [f16][glu] */
     const char *name[2][2];
-    int bm, bn, threads, smem;
-    bool persistent;
+    int bm, bn, threads, smem[2]; /* [glu] */
+    bool persistent, ts;
 };
 #define FMLP_TMA_FNS(SHAPE)                                                                                          \
     {{{(const void *)fmlp_gemm_bf16_wgmma_##SHAPE, (const void *)fmlp_gemm_glu_bf16_wgmma_##SHAPE},                   \
@@ -497,17 +599,19 @@ struct tma_entry {
      {{"fmlp_gemm_bf16_wgmma_" #SHAPE, "fmlp_gemm_glu_bf16_wgmma_" #SHAPE},                                          \
       {"fmlp_gemm_f16_wgmma_" #SHAPE, "fmlp_gemm_glu_f16_wgmma_" #SHAPE}},
 #define FMLP_TMA_ENTRY(SHAPE, WGS, BN, S) \
-    FMLP_TMA_FNS(SHAPE) 64 * WGS, BN, tma_cfg<WGS, BN, S>::THREADS, tma_cfg<WGS, BN, S>::SMEM, false},
-#define FMLP_TMP_ENTRY(SHAPE, WPT, MW, BN, S)                                                                  \
-    FMLP_TMA_FNS(SHAPE) tmp_cfg<WPT, MW, BN, S>::BM, BN, tmp_cfg<WPT, MW, BN, S>::THREADS, \
-        tmp_cfg<WPT, MW, BN, S>::SMEM, true},
+    FMLP_TMA_FNS(SHAPE) 64 * WGS, BN, tma_cfg<WGS, BN, S>::THREADS, {tma_cfg<WGS, BN, S>::SMEM, tma_cfg<WGS, BN, S>::SMEM}, \
+        false, false},
+#define FMLP_TMP_ENTRY(SHAPE, WPT, MW, BN, S, TS)                                            \
+    FMLP_TMA_FNS(SHAPE) 64 * MW * WPT, BN, 384,                                                  \
+        {tmp_cfg<WPT, MW, BN, S, TS, false>::SMEM, tmp_cfg<WPT, MW, BN, S, TS, true>::SMEM}, true, TS},
 const tma_entry tma_table[] = {FMLP_TMA_CONFIGS(FMLP_TMA_ENTRY) FMLP_TMP_CONFIGS(FMLP_TMP_ENTRY)};
 constexpr int TMA_CONFIGS = (int)(sizeof tma_table / sizeof tma_table[0]);
 #define FMLP_TMA_COUNT(...) +1
 constexpr int TMA_PLAIN_CONFIGS = 0 FMLP_TMA_CONFIGS(FMLP_TMA_COUNT);
 
 /* Table positions of the persistent configurations. */
-constexpr int TMA_COOP_128x256 = TMA_PLAIN_CONFIGS, TMA_PINGPONG_128x128 = TMA_PLAIN_CONFIGS + 1;
+constexpr int TMA_COOP_128x256 = TMA_PLAIN_CONFIGS, TMA_PINGPONG_128x128 = TMA_PLAIN_CONFIGS + 1,
+              TMA_PINGPONG_STORE = TMA_PLAIN_CONFIGS + 3;
 
 /* True when `tiles` keep at least 90% of the SMs busy in every wave. */
 bool fills_waves(int64_t tiles, int64_t sms)
@@ -515,18 +619,20 @@ bool fills_waves(int64_t tiles, int64_t sms)
     return tiles * 10 >= sms * 9 && tiles * 10 >= (tiles + sms - 1) / sms * sms * 9;
 }
 
-/* Persistent tiles where they were measured faster (H200, bf16,
- * bench/results/h200_gemm_2026-12-01.txt, GEMM-only tables of two visits
- * at 1024, 4096 and 8192 rows):
- * - GLU: the 128x128 ping-pong whenever there is a tile per SM, 1.12-1.32x
- *   the 128x128 one-tile-per-block kernel on 768 -> 3072 and 1.40-1.57x on
- *   4096 -> 14336 (0.91-1.04x cuBLASLt's plain GEMM of the same size there,
- *   0.80-0.89x on 768 -> 3072);
+/* Persistent tiles where they were measured faster (H200, bf16, GEMM-only
+ * tables at 1024, 4096 and 8192 rows: bench/results/h200_gemm_2026-12-01.txt
+ * and h200_gemm_tmastore_2026-12-01.txt):
+ * - GLU, a tile per SM or more: with K < 2048 the TMA-stored ping-pong,
+ *   1.03-1.18x the register-stored one on 768 -> 3072 (0.85-0.94x
+ *   cuBLASLt's plain GEMM of the same size); with longer K the
+ *   register-stored ping-pong, which was 1.04-1.07x the TMA-stored one on
+ *   4096 -> 14336 (0.93-0.97x cuBLASLt);
  * - plain with K >= 2048: the shared 128x256 tile where its tiles fill
- *   whole waves, 1.18-1.30x on 14336 -> 4096 (0.95-1.01x cuBLASLt); with
- *   192 tiles on 132 SMs (768 wide, 8192 rows) it lost to the ping-pong;
- * - other plain GEMMs: the ping-pong where its tiles fill whole waves
- *   (1.15-1.17x on 3072 -> 768 at 8192 rows).
+ *   whole waves, 1.18-1.30x the one-tile-per-block kernel on 14336 -> 4096
+ *   (0.94-0.98x cuBLASLt); with 192 tiles on 132 SMs (768 wide, 8192 rows)
+ *   it lost to the ping-pong;
+ * - other plain GEMMs: the TMA-stored ping-pong where its tiles fill whole
+ *   waves (1.03-1.10x the register-stored one on 3072 -> 768).
  * Otherwise the largest one-tile-per-block tile that still gives every SM
  * a tile: large tiles re-read less and stream longer, but below one tile
  * per SM they leave SMs idle (bench/results/h200_kernels.txt: 64x64 wins
@@ -536,9 +642,9 @@ int tma_pick(const fmlp_cu_gemm_args *a)
     const int64_t sms = a->sm_count > 0 ? a->sm_count : 132;
     auto tiles = [a](const tma_entry &e) { return ((a->m + e.bm - 1) / e.bm) * ((a->nw + e.bn - 1) / e.bn); };
     const int64_t pp = tiles(tma_table[TMA_PINGPONG_128x128]);
-    if (a->glu && pp >= sms) return TMA_PINGPONG_128x128;
+    if (a->glu && pp >= sms) return a->k < 2048 ? TMA_PINGPONG_STORE : TMA_PINGPONG_128x128;
     if (!a->glu && a->k >= 2048 && fills_waves(tiles(tma_table[TMA_COOP_128x256]), sms)) return TMA_COOP_128x256;
-    if (!a->glu && fills_waves(pp, sms)) return TMA_PINGPONG_128x128;
+    if (!a->glu && fills_waves(pp, sms)) return TMA_PINGPONG_STORE;
     for (int i = TMA_PLAIN_CONFIGS - 1; i > 0; i--)
         if (tiles(tma_table[i]) >= sms) return i;
     return 0;
@@ -579,21 +685,30 @@ bool tensor_map(CUtensorMap *map, int dtype, const void *base, int64_t rows, int
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
+/* Blocks of the entry's launch for the shape; 0 where it cannot run. */
+int64_t launch_blocks(const fmlp_cu_gemm_args *a, const tma_entry &e)
+{
+    const int64_t tiles = ((a->m + e.bm - 1) / e.bm) * ((a->nw + e.bn - 1) / e.bn);
+    const int64_t sms = a->sm_count > 0 ? a->sm_count : 132;
+    return e.persistent && tiles > sms ? sms : tiles;
+}
+
 cudaError_t tma_launch(cudaStream_t s, const fmlp_cu_gemm_args *a, const tma_entry &e)
 {
     const int f16 = a->dtype == FMLP_F16 ? 1 : 0, glu = a->glu ? 1 : 0;
     const int64_t tiles = ((a->m + e.bm - 1) / e.bm) * ((a->nw + e.bn - 1) / e.bn);
     if (tiles > 2147483647LL || a->m > 2147483647LL) return cudaErrorInvalidConfiguration;
-    CUtensorMap tx, tw;
+    CUtensorMap tx, tw, to = {};
     if (!tensor_map(&tx, a->dtype, a->x, a->m, a->k, a->ldx, e.bm) ||
         !tensor_map(&tw, a->dtype, a->w, a->nw, a->k, a->k, e.bn))
         return cudaErrorNotSupported;
-    cudaError_t err = cudaFuncSetAttribute(e.fn[f16][glu], cudaFuncAttributeMaxDynamicSharedMemorySize, e.smem);
+    /* TMA writes 16-byte aligned rows; other outputs take the pair stores */
+    int ts = e.ts && ((uintptr_t)a->out & 15) == 0 && (a->ldo * 2) % 16 == 0 &&
+             tensor_map(&to, a->dtype, a->out, a->m, a->n, a->ldo, e.bm);
+    cudaError_t err = cudaFuncSetAttribute(e.fn[f16][glu], cudaFuncAttributeMaxDynamicSharedMemorySize, e.smem[glu]);
     if (err != cudaSuccess) return err;
-    void *args[] = {&tx, &tw, (void *)a};
-    const int64_t sms = a->sm_count > 0 ? a->sm_count : 132;
-    const int64_t grid = e.persistent && tiles > sms ? sms : tiles;
-    return cudaLaunchKernel(e.fn[f16][glu], dim3((unsigned)grid), dim3(e.threads), args, e.smem, s);
+    void *args[] = {&tx, &tw, (void *)a, &to, &ts};
+    return cudaLaunchKernel(e.fn[f16][glu], dim3((unsigned)launch_blocks(a, e)), dim3(e.threads), args, e.smem[glu], s);
 }
 
 } // namespace
@@ -601,6 +716,12 @@ cudaError_t tma_launch(cudaStream_t s, const fmlp_cu_gemm_args *a, const tma_ent
 extern "C" bool fmlp_cu_gemm_wgmma_ready(void) { return encoder() != nullptr; }
 
 extern "C" int fmlp_cu_gemm_wgmma_configs(void) { return TMA_CONFIGS; }
+
+extern "C" int64_t fmlp_cu_gemm_wgmma_blocks(const fmlp_cu_gemm_args *a, int config)
+{
+    if (config >= TMA_CONFIGS) return 0;
+    return launch_blocks(a, tma_table[config < 0 ? tma_pick(a) : config]);
+}
 
 extern "C" const char *fmlp_cu_gemm_wgmma_config_name(const fmlp_cu_gemm_args *a, int config)
 {

@@ -75,6 +75,8 @@ cudaError_t fmlp_cu_gemm_wgmma(cudaStream_t s, const fmlp_cu_gemm_args *a);
 int fmlp_cu_gemm_wgmma_configs(void);
 const char *fmlp_cu_gemm_wgmma_config_name(const fmlp_cu_gemm_args *a, int config);
 cudaError_t fmlp_cu_gemm_wgmma_config(cudaStream_t s, const fmlp_cu_gemm_args *a, int config);
+/* Blocks the configuration launches for the shape (0: it cannot run). */
+int64_t fmlp_cu_gemm_wgmma_blocks(const fmlp_cu_gemm_args *a, int config);
 
 /* The whole gated MLP in one cooperative launch (mlp_one.cu), at rows up
  * to FMLP_CU_ONE_MAX_ROWS: y = (act(x · Gᵀ + bg) * (x · Uᵀ + bu)) · Dᵀ + bd.
