@@ -568,7 +568,6 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
 #define FMLP_TMP_CONFIGS(X)                          \
     X(128x256_coop, 2, 1, 256, 4, false)             \
     X(128x128_pingpong, 1, 2, 128, 6, false)         \
-    X(64x256_pingpong, 1, 1, 256, 5, false)          \
     X(128x128_pingpong_tmastore, 1, 2, 128, 6, true)
 #define FMLP_TMA_FAMILY(SHAPE, WGS, BN, S)                                                           \
     FMLP_TMA_K(fmlp_gemm_bf16_wgmma_##SHAPE, __nv_bfloat16, false, WGS, BN, S)                       \
@@ -611,7 +610,7 @@ constexpr int TMA_PLAIN_CONFIGS = 0 FMLP_TMA_CONFIGS(FMLP_TMA_COUNT);
 
 /* Table positions of the persistent configurations. */
 constexpr int TMA_COOP_128x256 = TMA_PLAIN_CONFIGS, TMA_PINGPONG_128x128 = TMA_PLAIN_CONFIGS + 1,
-              TMA_PINGPONG_STORE = TMA_PLAIN_CONFIGS + 3;
+              TMA_PINGPONG_STORE = TMA_PLAIN_CONFIGS + 2;
 
 /* True when `tiles` keep at least 90% of the SMs busy in every wave. */
 bool fills_waves(int64_t tiles, int64_t sms)
