@@ -298,6 +298,49 @@ fmlp_status fmlp_shard_range(int64_t hidden, int rank, int world, int64_t *begin
  * add up to full's y (one all-reduce). Gated blocks and 2-layer stacks. */
 fmlp_status fmlp_mlp_shard(const fmlp_mlp *full, fmlp_ctx *ctx, int rank, int world, fmlp_mlp **out);
 
+/* One MLP across several GPUs over NCCL: each rank holds its shard
+ * (fmlp_mlp_shard) on its own CUDA context, runs the shard's forward there,
+ * and y is summed over the ranks by one NCCL all-reduce on that context's
+ * stream. NCCL is the only engine: fmlp launches no collective of its own.
+ * A build without NCCL keeps these calls; they fail with
+ * FMLP_ERR_UNSUPPORTED saying how to get it (fmlp_tp_available). */
+#define FMLP_TP_ID_BYTES 128
+/* What ranks share to find each other (NCCL's unique id), made by one rank
+ * and passed to the others by the caller (a file, MPI, a socket). */
+typedef struct {
+    unsigned char bytes[FMLP_TP_ID_BYTES];
+} fmlp_tp_id;
+/* One rank's membership of a communicator, bound to one CUDA context. */
+typedef struct fmlp_tp fmlp_tp;
+
+/* Whether this build has NCCL; *version gets NCCL's version code (e.g.
+ * 22809 for 2.28.9) when non-NULL and it has. */
+bool fmlp_tp_available(int *version);
+fmlp_status fmlp_tp_unique_id(fmlp_tp_id *out);
+/* One process per GPU: rank `rank` of `world` joins with the id every rank
+ * was given (blocks until all `world` ranks have joined). */
+fmlp_status fmlp_tp_init_rank(fmlp_ctx *ctx, const fmlp_tp_id *id, int rank, int world, fmlp_tp **out);
+/* One process driving `world` GPUs: ctxs[r] is rank r's CUDA context (one
+ * device each); out[r] gets rank r. */
+fmlp_status fmlp_tp_init_all(fmlp_ctx *const *ctxs, int world, fmlp_tp **out);
+/* Wraps the caller's own ncclComm_t (not destroyed by fmlp_tp_destroy). */
+fmlp_status fmlp_tp_wrap(fmlp_ctx *ctx, void *nccl_comm, fmlp_tp **out);
+int fmlp_tp_rank(const fmlp_tp *tp);  /* -1 for NULL */
+int fmlp_tp_world(const fmlp_tp *tp); /* 0 for NULL */
+/* y, a contiguous device tensor on the rank's context, summed over the
+ * ranks in place (every rank passes a y of the same shape and dtype). */
+fmlp_status fmlp_tp_all_reduce(fmlp_tp *tp, fmlp_tensor *y);
+/* This rank's forward: the shard's forward into y, then the all-reduce. */
+fmlp_status fmlp_tp_forward(fmlp_tp *tp, fmlp_mlp *shard, fmlp_mode mode, const fmlp_tensor *x, fmlp_tensor *y);
+/* Every rank of a one-process communicator (fmlp_tp_init_all): the
+ * shards' forwards, then the all-reduces as one NCCL group. */
+fmlp_status fmlp_tp_forward_all(fmlp_tp *const *tps, fmlp_mlp *const *shards, fmlp_mode mode, const fmlp_tensor *xs,
+                                fmlp_tensor *ys, int world);
+/* Ends the communicator at once (a rank gone, a hang); later calls on it
+ * fail saying so. Destroy still frees it. */
+fmlp_status fmlp_tp_abort(fmlp_tp *tp);
+void fmlp_tp_destroy(fmlp_tp *tp);
+
 /* ----------------------------------------------------------- safetensors */
 
 /* Reading and writing plain tensors (CLI --input/--output, tests). */

@@ -11,7 +11,7 @@ note() { echo "$*" | tee -a "$SUMMARY"; }
 B=/tmp/fmlp-build
 HERE=$(cd "$(dirname "$0")" && pwd)
 for t in test_cuda_errors test_cuda_profile test_profiler_cuda test_cuda_kineto test_cuda_modes test_cuda_stream test_cuda_pdl \
-    test_cuda_one_kernel; do
+    test_cuda_one_kernel test_cuda_tp; do
     (cd $B/tests && FMLP_TEST_TMP=/tmp/fmlp-tt timeout 150 ./$t) >"$OUT/$t.log" 2>&1
     note "$t rc=$? $(tail -1 "$OUT/$t.log")"
 done

@@ -74,4 +74,9 @@ void fmlp_print_info(FILE *f)
         else if (be->print_info)
             be->print_info(f);
     }
+    int nccl = 0;
+    if (fmlp_tp_available(&nccl))
+        fprintf(f, "tensor parallelism: NCCL %d.%d.%d\n", nccl / 10000, nccl / 100 % 100, nccl % 100);
+    else
+        fprintf(f, "tensor parallelism: not built (no NCCL at configure time)\n");
 }
