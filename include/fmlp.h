@@ -464,6 +464,13 @@ typedef struct {
      * exported from within the callback. */
     void (*on_trace_ready)(fmlp_profiler *prof, void *user);
     void *user;
+    /* Tensor parallelism: this process's rank of world_size (0: one process,
+     * no collectives), written as the trace's distributedInfo with backend
+     * (NULL: "nccl" when world_size > 0), one trace per rank, as Holistic
+     * Trace Analysis reads a folder of them. fmlp_tp_rank/fmlp_tp_world
+     * give the values. */
+    int rank, world_size;
+    const char *dist_backend;
 } fmlp_profiler_options;
 
 fmlp_profiler_options fmlp_profiler_options_default(void);
@@ -575,6 +582,10 @@ typedef struct {
     size_t spans;       /* events with a duration: everything but memory instants */
     int lanes;          /* distinct (pid, tid) lanes, at most FMLP_TRACE_MAX_LANES */
     int steps;          /* ProfilerStep#N spans */
+    /* distributedInfo: the rank of world_size that wrote it (world_size 0:
+     * none given, or one process) and the collectives' backend ("none"). */
+    int rank, world_size;
+    const char *dist_backend;
 } fmlp_trace_info;
 /* Strings stay valid until the trace is closed. */
 fmlp_status fmlp_trace_get_info(const fmlp_trace *trace, fmlp_trace_info *out);
@@ -593,6 +604,16 @@ typedef struct {
 } fmlp_trace_step;
 /* Step i (0 <= i < info.steps), in start order. */
 fmlp_status fmlp_trace_step_info(fmlp_trace *trace, int i, fmlp_trace_step *out);
+
+/* Communication against computation on the GPU, over step i (-1: the whole
+ * trace): the time some collective kernel (NCCL's, named "nccl...") runs,
+ * the time some other kernel runs, and the time both do at once (the
+ * all-reduce hidden under computation). Unions over all device lanes. */
+typedef struct {
+    double comm_us, compute_us, overlap_us;
+    int comm_kernels, compute_kernels;
+} fmlp_trace_comm;
+fmlp_status fmlp_trace_comm_info(fmlp_trace *trace, int i, fmlp_trace_comm *out);
 
 /* The verdict over all steps (or the whole trace when it has none), as
  * fmlp_profiler_summary gives it for a live window: kernels per step, the

@@ -7,13 +7,17 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
 #include "cli_args.h"
+#include "cli_trace_ranks.h"
 #include "fmlp.h"
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: fmlp trace render FILE.json[.gz] -o OUT.svg [--step N] [--title TEXT] [--width PX]\n"
                "       fmlp trace summarize FILE.json[.gz] [--sort-by COL] [--row-limit N]\n"
+               "       fmlp trace summarize DIR     (one trace per rank of a tensor-parallel run)\n"
                "       fmlp trace diff A.json B.json [C.json [D.json]]\n"
                "  render     draw the timeline as a standalone SVG: a lane per CPU thread and GPU stream,\n"
                "             nested spans, launch-to-kernel arrows; --step N draws only ProfilerStep#N\n"
@@ -146,6 +150,8 @@ static int summarize(int argc, char **argv)
     }
     if (flag < 0) return CLI_USAGE_ERROR;
     if (!ta.in) return usage_error("%s", "summarize needs a trace file");
+    struct stat sb;
+    if (stat(ta.in, &sb) == 0 && S_ISDIR(sb.st_mode)) return cli_trace_summarize_ranks(ta.in);
     fmlp_trace *tr;
     if (!load(ta.in, &tr)) return 1;
     fmlp_status s = fmlp_trace_summary_print(tr, &t, stdout);

@@ -79,7 +79,8 @@ TRACE_READY = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)
 class ProfilerOptions(ctypes.Structure):
     _fields_ = [("activities", c_int), ("record_shapes", c_bool), ("profile_memory", c_bool),
                 ("with_flops", c_bool), ("skip_first", c_int), ("wait", c_int), ("warmup", c_int),
-                ("active", c_int), ("repeat", c_int), ("on_trace_ready", TRACE_READY), ("user", c_void_p)]
+                ("active", c_int), ("repeat", c_int), ("on_trace_ready", TRACE_READY), ("user", c_void_p),
+                ("rank", c_int), ("world_size", c_int), ("dist_backend", c_char_p)]
 
 
 class TableOptions(ctypes.Structure):

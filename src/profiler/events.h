@@ -130,6 +130,8 @@ typedef struct {
     int64_t base_ns;      /* add to t (ns) for Unix-epoch ns */
     const char *origin;   /* "fmlp" or "torch.profiler" (interned) */
     bool oom;             /* an append failed: the set is incomplete */
+    int dist_rank, dist_world;  /* distributedInfo; world 0: none */
+    const char *dist_backend;   /* interned, or NULL */
     bool have_device;        /* the backend described its device: */
     fmlp_device_props device; /* Kineto's deviceProperties entry */
     pe_ceilings ceil;

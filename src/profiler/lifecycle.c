@@ -31,6 +31,14 @@ fmlp_status fmlp_profiler_create(fmlp_ctx *ctx, const fmlp_profiler_options *opt
     fmlp_profiler_options o = opt ? *opt : fmlp_profiler_options_default();
     fmlp_status s = prof_schedule_check(&o);
     if (s != FMLP_OK) return s;
+    if (o.world_size < 0 || (o.world_size > 0 && (o.rank < 0 || o.rank >= o.world_size)))
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT,
+                         "fmlp_profiler_create: rank %d of world size %d; the rank must be in 0..world_size-1 "
+                         "(world_size 0: one process)",
+                         o.rank, o.world_size);
+    if (o.dist_backend && strlen(o.dist_backend) >= sizeof ((fmlp_profiler *)0)->dist_backend)
+        return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_profiler_create: dist_backend \"%.40s...\" is too long (at most %zu "
+                         "bytes)", o.dist_backend, sizeof ((fmlp_profiler *)0)->dist_backend - 1);
     fmlp_profiler *p = fmlp_calloc(1, sizeof *p);
     if (!p) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory creating a profiler");
     static uint64_t serials;
@@ -38,6 +46,10 @@ fmlp_status fmlp_profiler_create(fmlp_ctx *ctx, const fmlp_profiler_options *opt
     p->serial = __atomic_add_fetch(&serials, 1, __ATOMIC_RELAXED);
     fmlp_ctx_ref(ctx);
     p->opt = o;
+    if (o.dist_backend) {
+        snprintf(p->dist_backend, sizeof p->dist_backend, "%s", o.dist_backend);
+        p->opt.dist_backend = p->dist_backend;
+    }
     pthread_mutex_init(&p->lock, NULL);
     pe_set_init(&p->cur);
     pe_set_init(&p->done);

@@ -25,6 +25,7 @@ struct fmlp_profiler {
     fmlp_ctx *ctx;
     uint64_t serial; /* unique per profiler made: a range opened under another is never closed in this one */
     fmlp_profiler_options opt;
+    char dist_backend[32]; /* the copy opt.dist_backend points to */
     pthread_mutex_t lock; /* guards cur, gen and the step span */
     pe_set cur;           /* the window being recorded */
     pe_set done;          /* the last completed window */

@@ -68,6 +68,9 @@ fmlp_status fmlp_trace_get_info(const fmlp_trace *t, fmlp_trace_info *out)
     out->path = t->path;
     out->origin = t->s.origin;
     out->steps = t->n_steps;
+    out->rank = t->s.dist_world > 0 ? t->s.dist_rank : 0;
+    out->world_size = t->s.dist_world;
+    out->dist_backend = t->s.dist_backend ? t->s.dist_backend : "none";
     bool *seen = fmlp_calloc(t->s.lanes.n + 1, sizeof *seen);
     if (!seen) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory counting the lanes of %s", t->path);
     for (size_t i = 0; i < t->s.n; i++) {

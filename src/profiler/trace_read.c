@@ -480,6 +480,40 @@ static bool read_analysis(reader *r)
     return o == FIELDS_END;
 }
 
+/* distributedInfo: {"backend", "rank", "world_size"}; a rank outside the
+ * world (or a world below 1) reads as none given. */
+static bool read_distributed(reader *r)
+{
+    jp_parser *p = r->p;
+    jp_token t = jp_next(p);
+    if (t != JP_OBJECT) return jp_leave(p, t);
+    int64_t rank = -1, world = 0;
+    pe_set *s = r->s;
+    while ((t = jp_next(p)) == JP_KEY) {
+        bool ok;
+        if (jp_str_is(p, "rank")) {
+            ok = read_int(p, &rank);
+        } else if (jp_str_is(p, "world_size")) {
+            ok = read_int(p, &world);
+        } else if (jp_str_is(p, "backend")) {
+            jp_token v = jp_next(p);
+            if (v == JP_STRING) {
+                s->dist_backend = pe_intern_n(s, p->str, p->len < 64 ? p->len : 64);
+                if (!s->dist_backend) s->oom = true;
+            }
+            ok = jp_leave(p, v);
+        } else {
+            ok = jp_skip(p);
+        }
+        if (!ok) return false;
+    }
+    if (world >= 1 && world <= INT32_MAX && rank >= 0 && rank < world) {
+        s->dist_rank = (int)rank;
+        s->dist_world = (int)world;
+    }
+    return t == JP_OBJECT_END;
+}
+
 /* The document: Kineto's object (traceEvents and friends) or the legacy
  * array of events. Sets *have_events when an events array was found. */
 static bool read_document(reader *r, bool *have_events, bool *ours)
@@ -505,6 +539,8 @@ static bool read_document(reader *r, bool *have_events, bool *ours)
         } else if (!seen_base && jp_str_is(p, "baseTimeNanoseconds")) {
             seen_base = true;
             ok = read_int(p, &r->s->base_ns);
+        } else if (jp_str_is(p, "distributedInfo")) {
+            ok = read_distributed(r);
         } else {
             ok = jp_skip(p);
         }

@@ -253,6 +253,26 @@ static void put_devices(FILE *f, const pe_set *s)
     fputs("],\n", f);
 }
 
+/* Who wrote the trace: the live profiler's options, else what a read trace
+ * said; one process with no collectives when neither says. */
+static void put_distributed(FILE *f, const pe_set *s, const fmlp_profiler_options *opt)
+{
+    int rank = 0, world = 1;
+    const char *backend = "none";
+    if (opt && opt->world_size > 0) {
+        rank = opt->rank;
+        world = opt->world_size;
+        backend = opt->dist_backend ? opt->dist_backend : "nccl";
+    } else if (!opt && s->dist_world > 0) {
+        rank = s->dist_rank;
+        world = s->dist_world;
+        backend = s->dist_backend ? s->dist_backend : "none";
+    }
+    fputs("\"distributedInfo\":{\"backend\":", f);
+    json_write_string(f, backend);
+    fprintf(f, ",\"rank\":%d,\"world_size\":%d},\n", rank, world);
+}
+
 char *prof_trace_json(const pe_set *s, const fmlp_profiler_options *opt, size_t *len)
 {
     char *buf = NULL;
@@ -279,7 +299,7 @@ char *prof_trace_json(const pe_set *s, const fmlp_profiler_options *opt, size_t 
 
     fputs("{\"schemaVersion\":1,\n", f);
     put_devices(f, s);
-    fputs("\"distributedInfo\":{\"backend\":\"none\",\"rank\":0,\"world_size\":1},\n", f);
+    put_distributed(f, s, opt);
     fprintf(f, "\"record_shapes\":%d,\"profile_memory\":%d,\"with_flops\":%d,\n", opt && opt->record_shapes,
             opt && opt->profile_memory, opt && opt->with_flops);
     fprintf(f, "\"traceName\":\"fmlp\",\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":%lld,\n",

@@ -5,7 +5,8 @@
 # torch.profiler trace, and a gzip'd one); `fmlp trace diff` tells the
 # 5 -> 4 -> 2 kernel story; `fmlp trace render` draws a standalone SVG; bad
 # arguments exit 2 with a one-line error and the usage; FIFOs, directories,
-# truncated .gz files and traces past a limit exit 1 saying what they are.
+# truncated .gz files and traces past a limit exit 1 saying what they are;
+# `fmlp trace summarize DIR` reads a folder of per-rank traces.
 set -u
 FMLP=${1:?usage: trace_cli.sh PATH_TO_FMLP}
 TMP=${FMLP_TEST_TMP:-/tmp}/cli-trace
@@ -67,8 +68,17 @@ if mkfifo "$TMP/fifo.json" 2>/dev/null; then
     check "FMLP_CEILINGS_FILE naming a FIFO does not block fmlp mlp" \
         status_is 0 env FMLP_CEILINGS_FILE="$TMP/fifo.json" timeout 60 "$FMLP" mlp --mode fused --batch 1 --seq 8 --budget 0.02
 fi
-check "a directory as the trace: exit 1" status_is 1 "$FMLP" trace summarize "$TMP"
+check "a directory as the trace to render: exit 1" status_is 1 "$FMLP" trace render "$TMP" -o "$TMP/dir.svg"
 check "  the message says so" grep -q "is a directory, not a regular file" "$TMP/err"
+# summarize DIR reads the traces in it as the ranks of one run
+mkdir -p "$TMP/ranks"
+cp "$TMP/traces/"*"_bf16_warm_fused.json" "$TMP/ranks/"
+check "summarize DIR reads the traces in it: exit 0" status_is 0 "$FMLP" trace summarize "$TMP/ranks"
+check "  one trace, as rank 0, and the mean over ranks" \
+    bash -c "grep -q '1 trace, world size' '$TMP/out' && grep -q '^rank 0: ' '$TMP/out' && grep -q '^all ranks, mean' '$TMP/out'"
+mkdir -p "$TMP/empty"
+check "summarize of a folder without traces: exit 1" status_is 1 "$FMLP" trace summarize "$TMP/empty"
+check "  the message says so" grep -q "holds no .json or .json.gz traces" "$TMP/err"
 if [ -s "$TMP/eager.json.gz" ]; then
     head -c $(($(wc -c <"$TMP/eager.json.gz") / 2)) "$TMP/eager.json.gz" >"$TMP/cut.json.gz"
     check "a truncated .json.gz: exit 1" status_is 1 "$FMLP" trace summarize "$TMP/cut.json.gz"
