@@ -4,7 +4,9 @@
  * step's GPU time into collectives, computation and their overlap exactly.
  * Hand-written traces with known intervals check the arithmetic (unions
  * over streams, clipping to a step); a live profiler with a rank set
- * checks the writer; `fmlp trace summarize DIR` reads a folder of ranks. */
+ * checks the writer (spelled so that Holistic Trace Analysis, which finds a
+ * file's rank with a pattern, reads it: checked with HTA's own source); `fmlp
+ * trace summarize DIR` reads a folder of ranks. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +121,13 @@ static void writer(const char *dir)
                  "rank %d's trace says rank %d of %d (%s): %s", r, in.rank, in.world_size, in.dist_backend,
                  s == FMLP_OK ? "" : fmlp_last_error());
         fmlp_trace_close(t);
+        /* Holistic Trace Analysis finds the rank with the pattern "rank":\s+(\d+) */
+        size_t len = 0;
+        char *text = s == FMLP_OK ? tu_read_file(path, &len) : NULL;
+        char want[32];
+        snprintf(want, sizeof want, "\"rank\": %d,", r);
+        tu_check(text && strstr(text, want), "rank %d's trace spells %s as Holistic Trace Analysis looks for it", r, want);
+        free(text);
     }
     tu_check(s == FMLP_OK, "profiled forwards: %s", s == FMLP_OK ? "" : fmlp_last_error());
     fmlp_tensor_free(ctx, &x);

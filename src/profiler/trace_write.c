@@ -268,9 +268,11 @@ static void put_distributed(FILE *f, const pe_set *s, const fmlp_profiler_option
         world = s->dist_world;
         backend = s->dist_backend ? s->dist_backend : "none";
     }
-    fputs("\"distributedInfo\":{\"backend\":", f);
+    /* spaced as Kineto writes it: Holistic Trace Analysis finds a file's
+     * rank with the pattern "rank":\s+(\d+) */
+    fputs("\"distributedInfo\": {\"backend\": ", f);
     json_write_string(f, backend);
-    fprintf(f, ",\"rank\":%d,\"world_size\":%d},\n", rank, world);
+    fprintf(f, ", \"rank\": %d, \"world_size\": %d},\n", rank, world);
 }
 
 char *prof_trace_json(const pe_set *s, const fmlp_profiler_options *opt, size_t *len)
