@@ -112,6 +112,9 @@ void fmlp_cu_stream_init(fmlp_cu_state *st);
  * context's own. */
 cudaStream_t fmlp_cu_stream(fmlp_cu_state *st);
 void fmlp_cu_set_capturing(fmlp_cu_state *st, bool on);
+/* Makes the context's device the calling thread's current one, unless it
+ * is already: kernels and graphs launch on the current device. */
+cudaError_t fmlp_cu_use_device(const fmlp_cu_state *st);
 /* Backend table entries (fmlp_ctx_set_stream and its neighbours). */
 fmlp_status fmlp_cu_set_stream(fmlp_ctx *ctx, void *stream);
 void *fmlp_cu_get_stream(fmlp_ctx *ctx);

@@ -134,10 +134,11 @@ fmlp_status fmlp_cu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k, c
         return fmlp_fail(FMLP_ERR_INTERNAL, "CUDA %s kernel given weights packed for another shape or dtype",
                          k->kind == FMLP_KERNEL_GEMM_GLU ? "GEMM_GLU" : "GEMM");
     if (k->m <= 0) return FMLP_OK;
+    cudaError_t e = fmlp_cu_use_device(st);
+    if (e != cudaSuccess) return fmlp_cu_fail(e, "cudaSetDevice");
     cudaStream_t stream = fmlp_cu_stream(st);
     const bool tagged = external_id != 0 && fmlp_cu_prof_active();
     if (tagged) fmlp_cu_prof_push(external_id);
-    cudaError_t e = cudaSuccess;
     if (one) {
         e = run_one_kernel(st, stream, dtype, k, gu, dn, in0, in1, out);
     } else if (gemm && uses_lt(st, dtype, k)) {

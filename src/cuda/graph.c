@@ -27,9 +27,11 @@ void fmlp_cu_graph_clear(fmlp_cu_state *st)
 
 static fmlp_status launch(fmlp_cu_state *st, cudaGraphExec_t exec, int64_t external_id)
 {
+    cudaError_t e = fmlp_cu_use_device(st);
+    if (e != cudaSuccess) return fmlp_cu_fail(e, "cudaSetDevice");
     const bool tagged = external_id != 0 && fmlp_cu_prof_active();
     if (tagged) fmlp_cu_prof_push(external_id);
-    cudaError_t e = cudaGraphLaunch(exec, fmlp_cu_stream(st));
+    e = cudaGraphLaunch(exec, fmlp_cu_stream(st));
     if (tagged) fmlp_cu_prof_pop();
     return e == cudaSuccess ? FMLP_OK : fmlp_cu_fail(e, "cudaGraphLaunch");
 }

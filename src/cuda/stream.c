@@ -2,8 +2,10 @@
  * PyTorch's current stream is: the capture stream while this thread
  * captures an fmlp graph, else the stream the thread set with
  * fmlp_ctx_set_stream, else the context's own. Every launch, copy and wait
- * asks fmlp_cu_stream; this file owns the per-thread choice and the check
- * for a caller's graph capture. */
+ * asks fmlp_cu_stream; this file owns the per-thread choice, the check
+ * for a caller's graph capture, and making the context's device the
+ * thread's current one before a launch (one thread may drive several
+ * GPUs, as a one-process tensor-parallel run does). */
 #include <stdatomic.h>
 
 #include "core/error.h"
@@ -64,6 +66,13 @@ fmlp_status fmlp_cu_set_stream(fmlp_ctx *ctx, void *stream)
 }
 
 void *fmlp_cu_get_stream(fmlp_ctx *ctx) { return (void *)fmlp_cu_stream(fmlp_cu_state_of(ctx)); }
+
+cudaError_t fmlp_cu_use_device(const fmlp_cu_state *st)
+{
+    int cur = -1;
+    if (cudaGetDevice(&cur) == cudaSuccess && cur == st->device) return cudaSuccess;
+    return cudaSetDevice(st->device);
+}
 
 bool fmlp_cu_caller_capturing(fmlp_ctx *ctx)
 {
