@@ -7,7 +7,9 @@
  * per call), and both carry the issuing op's External id, which the
  * backend pushes as CUPTI external correlation. It switches CUPTI off again
  * when a window closes so profiling leaves no slowdown behind. CUPTI is per
- * process, so its state here is too: one collection at a time. */
+ * process, so its state here is too: one collection, which the profilers
+ * of contexts on different GPUs (one process driving several, as a
+ * tensor-parallel run does) share, each handed its own GPU's records. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +24,7 @@
 
 #define CUPTI_BUFFER_BYTES ((size_t)4 << 20)
 
-typedef enum { CR_KERNEL, CR_RUNTIME, CR_DRIVER, CR_MEMCPY, CR_MEMSET } cr_kind;
+typedef enum { CR_KERNEL, CR_RUNTIME, CR_DRIVER, CR_MEMCPY, CR_MEMSET, CR_TAKEN } cr_kind;
 
 typedef struct {
     cr_kind kind;
@@ -33,9 +35,14 @@ typedef struct {
     int grid[3], block[3], regs, smem;
 } cr_rec;
 
+/* The most GPUs whose profilers may record at once. */
+#define CUPTI_MAX_DEVICES 64
+
 static struct {
     pthread_mutex_t lock;
+    pthread_mutex_t owners_lock; /* orders starts and stops: CUPTI is switched on by the first, off by the last */
     volatile int active;
+    uint64_t owners; /* bit d: a profiler of a context on device d collects */
     cr_rec *recs;
     size_t n, cap;
     struct {
@@ -50,7 +57,7 @@ static struct {
         int tid;
     } threads[64];
     int n_threads;
-} G = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} G = {.lock = PTHREAD_MUTEX_INITIALIZER, .owners_lock = PTHREAD_MUTEX_INITIALIZER};
 
 static const CUpti_ActivityKind KINDS[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
@@ -280,10 +287,15 @@ static void clear_collected(void)
     G.n_threads = 0;
 }
 
-fmlp_status fmlp_cu_prof_start(fmlp_ctx *ctx)
+/* The bit of the context's device in G.owners; 0 when past the limit. */
+static uint64_t owner_bit(fmlp_ctx *ctx)
 {
-    (void)ctx;
-    if (G.active) return fmlp_fail(FMLP_ERR_UNSUPPORTED, "GPU activity is already being recorded by another profiler; stop it first");
+    const int d = fmlp_cu_state_of(ctx)->device;
+    return d >= 0 && d < CUPTI_MAX_DEVICES ? (uint64_t)1 << d : 0;
+}
+
+static fmlp_status cupti_on(void)
+{
     pthread_mutex_lock(&G.lock);
     clear_collected();
     pthread_mutex_unlock(&G.lock);
@@ -301,6 +313,26 @@ fmlp_status fmlp_cu_prof_start(fmlp_ctx *ctx)
     }
     G.active = 1;
     return FMLP_OK;
+}
+
+fmlp_status fmlp_cu_prof_start(fmlp_ctx *ctx)
+{
+    const uint64_t bit = owner_bit(ctx);
+    if (!bit)
+        return fmlp_fail(FMLP_ERR_UNSUPPORTED, "GPU activity of CUDA device %d cannot be recorded: fmlp records devices "
+                         "0..%d; hide the others with CUDA_VISIBLE_DEVICES",
+                         fmlp_cu_state_of(ctx)->device, CUPTI_MAX_DEVICES - 1);
+    pthread_mutex_lock(&G.owners_lock);
+    fmlp_status s = FMLP_OK;
+    if (G.owners & bit)
+        s = fmlp_fail(FMLP_ERR_UNSUPPORTED, "GPU activity of CUDA device %d is already being recorded by another "
+                      "profiler; stop it first",
+                      fmlp_cu_state_of(ctx)->device);
+    else if (!G.owners)
+        s = cupti_on();
+    if (s == FMLP_OK) G.owners |= bit;
+    pthread_mutex_unlock(&G.owners_lock);
+    return s;
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -373,90 +405,151 @@ static const char *copy_name(const cr_rec *r, char *buf, size_t len)
     return buf;
 }
 
+/* The correlations of `dev`'s GPU records and of all runtime calls,
+ * sorted; false when out of memory. */
+static bool correlations(int dev, uint32_t **gpu, size_t *n_gpu, uint32_t **rt, size_t *n_rt)
+{
+    *gpu = fmlp_malloc((G.n ? G.n : 1) * sizeof **gpu);
+    *rt = fmlp_malloc((G.n ? G.n : 1) * sizeof **rt);
+    *n_gpu = *n_rt = 0;
+    if (!*gpu || !*rt) {
+        free(*gpu);
+        free(*rt);
+        return false;
+    }
+    for (size_t i = 0; i < G.n; i++) {
+        const cr_rec *c = &G.recs[i];
+        if ((c->kind == CR_KERNEL || c->kind == CR_MEMCPY || c->kind == CR_MEMSET) && (int)c->device == dev)
+            (*gpu)[(*n_gpu)++] = c->corr;
+        if (c->kind == CR_RUNTIME) (*rt)[(*n_rt)++] = c->corr;
+    }
+    qsort(*gpu, *n_gpu, sizeof **gpu, cmp_u32);
+    qsort(*rt, *n_rt, sizeof **rt, cmp_u32);
+    return true;
+}
+
+/* The record as the profiler takes it; false for a call not worth a span
+ * (launched nothing, or a driver call inside a runtime call sharing its
+ * correlation). */
+static bool as_record(const cr_rec *c, bool launched, const uint32_t *rt, size_t n_rt, fmlp_prof_record *r, char *nbuf,
+                      size_t nlen)
+{
+    memset(r, 0, sizeof *r);
+    r->t0_ns = (int64_t)c->t0;
+    r->t1_ns = (int64_t)c->t1;
+    r->correlation = c->corr;
+    r->external_id = ext_of(c->corr);
+    switch (c->kind) {
+    case CR_KERNEL:
+        r->kind = FMLP_REC_KERNEL;
+        r->name = c->name;
+        r->device = (int)c->device;
+        r->lane = c->stream;
+        memcpy(r->grid, c->grid, sizeof r->grid);
+        memcpy(r->block, c->block, sizeof r->block);
+        r->registers = c->regs;
+        r->shared_bytes = c->smem;
+        return true;
+    case CR_MEMCPY:
+    case CR_MEMSET:
+        r->kind = c->kind == CR_MEMCPY ? FMLP_REC_MEMCPY : FMLP_REC_MEMSET;
+        r->name = copy_name(c, nbuf, nlen);
+        r->device = (int)c->device;
+        r->lane = c->stream;
+        r->bytes = (int64_t)c->bytes;
+        return true;
+    default:
+        r->kind = FMLP_REC_RUNTIME;
+        r->name = api_name(c, nbuf, nlen);
+        if (!launched && (c->kind == CR_DRIVER || !api_worth_showing(r->name))) return false;
+        /* One call per correlation: a driver call made inside a runtime
+         * call that shares its id is the runtime call's. */
+        if (c->kind == CR_DRIVER && bsearch(&c->corr, rt, n_rt, sizeof *rt, cmp_u32)) return false;
+        r->device = -1;
+        r->lane = c->tid;
+        for (int t = 0; t < G.n_threads; t++)
+            if (G.threads[t].cupti_tid == c->tid) r->lane = G.threads[t].tid;
+        return true;
+    }
+}
+
+/* Hands `prof` (NULL: drops) the records of device `dev` and the calls
+ * that launched them; what is taken leaves G. Calls that launched nothing
+ * (synchronizations, allocations) cannot be told apart by device: they
+ * stay for the last profiler to stop unless `idle_calls_too` takes them.
+ * Called with G.lock held. */
+static void take_records(struct fmlp_profiler *prof, int dev, bool idle_calls_too)
+{
+    uint32_t *gpu, *rt;
+    size_t n_gpu, n_rt;
+    const bool lists = correlations(dev, &gpu, &n_gpu, &rt, &n_rt);
+    if (G.n_ext) qsort(G.ext, G.n_ext, sizeof *G.ext, cmp_ext);
+    for (size_t i = 0; i < G.n; i++) {
+        cr_rec *c = &G.recs[i];
+        const bool on_gpu = c->kind == CR_KERNEL || c->kind == CR_MEMCPY || c->kind == CR_MEMSET;
+        const bool launched = lists && bsearch(&c->corr, gpu, n_gpu, sizeof *gpu, cmp_u32);
+        const bool mine = on_gpu ? (int)c->device == dev : launched || idle_calls_too;
+        if (!mine) continue;
+        fmlp_prof_record r;
+        char nbuf[128];
+        if (prof && as_record(c, launched, lists ? rt : NULL, lists ? n_rt : 0, &r, nbuf, sizeof nbuf))
+            fmlp_prof_record_add(prof, &r);
+        c->kind = CR_TAKEN;
+    }
+    if (lists) {
+        free(gpu);
+        free(rt);
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < G.n; i++)
+        if (G.recs[i].kind != CR_TAKEN) G.recs[kept++] = G.recs[i];
+    G.n = kept;
+}
+
 fmlp_status fmlp_cu_prof_discard(fmlp_ctx *ctx)
 {
-    if (!G.active) return FMLP_OK;
+    const uint64_t bit = owner_bit(ctx);
+    pthread_mutex_lock(&G.owners_lock);
+    if (!(G.owners & bit)) {
+        pthread_mutex_unlock(&G.owners_lock);
+        return FMLP_OK;
+    }
     if (fmlp_cu_synchronize(ctx) != FMLP_OK) fmlp_clear_error();
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     pthread_mutex_lock(&G.lock);
-    clear_collected();
+    if (G.owners == bit)
+        clear_collected();
+    else
+        take_records(NULL, fmlp_cu_state_of(ctx)->device, true);
     pthread_mutex_unlock(&G.lock);
+    pthread_mutex_unlock(&G.owners_lock);
     return FMLP_OK;
 }
 
 fmlp_status fmlp_cu_prof_stop(fmlp_ctx *ctx, struct fmlp_profiler *prof)
 {
-    if (!G.active) return FMLP_OK;
+    const uint64_t bit = owner_bit(ctx);
+    pthread_mutex_lock(&G.owners_lock);
+    if (!(G.owners & bit)) {
+        pthread_mutex_unlock(&G.owners_lock);
+        return FMLP_OK;
+    }
+    const bool last = G.owners == bit;
+    G.owners &= ~bit;
     if (fmlp_cu_synchronize(ctx) != FMLP_OK) fmlp_clear_error();
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    for (size_t i = 0; i < N_KINDS; i++) cuptiActivityDisable(KINDS[i]);
-    G.active = 0;
-    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    cuptiFinalize();
-
+    if (last) {
+        for (size_t i = 0; i < N_KINDS; i++) cuptiActivityDisable(KINDS[i]);
+        G.active = 0;
+        cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        cuptiFinalize();
+    }
     pthread_mutex_lock(&G.lock);
-    /* correlation ids that launched GPU work, and those of runtime calls,
-     * sorted for lookup */
-    uint32_t *gpu = fmlp_malloc((G.n ? G.n : 1) * sizeof *gpu), *rt = fmlp_malloc((G.n ? G.n : 1) * sizeof *rt);
-    size_t n_gpu = 0, n_rt = 0;
-    for (size_t i = 0; gpu && rt && i < G.n; i++) {
-        if (G.recs[i].kind == CR_KERNEL || G.recs[i].kind == CR_MEMCPY || G.recs[i].kind == CR_MEMSET)
-            gpu[n_gpu++] = G.recs[i].corr;
-        if (G.recs[i].kind == CR_RUNTIME) rt[n_rt++] = G.recs[i].corr;
-    }
-    if (gpu && rt) {
-        qsort(gpu, n_gpu, sizeof *gpu, cmp_u32);
-        qsort(rt, n_rt, sizeof *rt, cmp_u32);
-    }
-    if (G.n_ext) qsort(G.ext, G.n_ext, sizeof *G.ext, cmp_ext);
-    for (size_t i = 0; prof && i < G.n; i++) {
-        const cr_rec *c = &G.recs[i];
-        fmlp_prof_record r;
-        memset(&r, 0, sizeof r);
-        r.t0_ns = (int64_t)c->t0;
-        r.t1_ns = (int64_t)c->t1;
-        r.correlation = c->corr;
-        r.external_id = ext_of(c->corr);
-        char nbuf[128];
-        switch (c->kind) {
-        case CR_KERNEL:
-            r.kind = FMLP_REC_KERNEL;
-            r.name = c->name;
-            r.device = (int)c->device;
-            r.lane = c->stream;
-            memcpy(r.grid, c->grid, sizeof r.grid);
-            memcpy(r.block, c->block, sizeof r.block);
-            r.registers = c->regs;
-            r.shared_bytes = c->smem;
-            break;
-        case CR_MEMCPY:
-        case CR_MEMSET:
-            r.kind = c->kind == CR_MEMCPY ? FMLP_REC_MEMCPY : FMLP_REC_MEMSET;
-            r.name = copy_name(c, nbuf, sizeof nbuf);
-            r.device = (int)c->device;
-            r.lane = c->stream;
-            r.bytes = (int64_t)c->bytes;
-            break;
-        default: {
-            r.kind = FMLP_REC_RUNTIME;
-            r.name = api_name(c, nbuf, sizeof nbuf);
-            const bool launched = gpu && rt && bsearch(&c->corr, gpu, n_gpu, sizeof *gpu, cmp_u32);
-            if (!launched && (c->kind == CR_DRIVER || !api_worth_showing(r.name))) continue;
-            /* One call per correlation: a driver call made inside a
-             * runtime call that shares its id is the runtime call's. */
-            if (c->kind == CR_DRIVER && bsearch(&c->corr, rt, n_rt, sizeof *rt, cmp_u32)) continue;
-            r.device = -1;
-            r.lane = c->tid;
-            for (int t = 0; t < G.n_threads; t++)
-                if (G.threads[t].cupti_tid == c->tid) r.lane = G.threads[t].tid;
-            break;
-        }
-        }
-        fmlp_prof_record_add(prof, &r);
-    }
-    free(gpu);
-    free(rt);
-    clear_collected();
+    /* the last takes the calls no device claims; what other GPUs ran after
+     * their profilers stopped goes with the rest */
+    take_records(prof, fmlp_cu_state_of(ctx)->device, last);
+    if (last) clear_collected();
     pthread_mutex_unlock(&G.lock);
+    pthread_mutex_unlock(&G.owners_lock);
     return FMLP_OK;
 }
