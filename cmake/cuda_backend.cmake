@@ -5,18 +5,19 @@
 # warnings from the host compiler and nvcc's own diagnostics as errors.
 file(GLOB FMLP_CUDA_SRC CONFIGURE_DEPENDS src/cuda/*.cu src/cuda/*.c)
 
-# NCCL, for tensor parallelism (src/cuda/tp_nccl.c): NCCL_ROOT (as a CMake
+# NCCL, for tensor parallelism (src/cuda/tp_*.c): NCCL_ROOT (as a CMake
 # or environment variable: e.g. the nvidia-nccl wheel's folder, whose lib/
 # holds only libnccl.so.2), else the CUDA toolkit's or the system's.
 # FMLP_NCCL=OFF leaves it out.
-list(FILTER FMLP_CUDA_SRC EXCLUDE REGEX "src/cuda/tp_nccl\\.c$")
+file(GLOB FMLP_TP_SRC CONFIGURE_DEPENDS src/cuda/tp_*.c)
+list(FILTER FMLP_CUDA_SRC EXCLUDE REGEX "src/cuda/tp_[a-z_]+\\.c$")
 if(NOT FMLP_NCCL STREQUAL "OFF")
   find_path(FMLP_NCCL_INCLUDE nccl.h HINTS ${NCCL_ROOT}/include $ENV{NCCL_ROOT}/include ${CUDAToolkit_INCLUDE_DIRS})
   find_library(FMLP_NCCL_LIBRARY NAMES nccl libnccl.so.2
     HINTS ${NCCL_ROOT}/lib $ENV{NCCL_ROOT}/lib ${CUDAToolkit_LIBRARY_DIR})
   if(FMLP_NCCL_INCLUDE AND FMLP_NCCL_LIBRARY)
     set(FMLP_HAVE_NCCL ON)
-    list(APPEND FMLP_CUDA_SRC ${CMAKE_SOURCE_DIR}/src/cuda/tp_nccl.c)
+    list(APPEND FMLP_CUDA_SRC ${FMLP_TP_SRC})
     target_include_directories(fmlp_objects PRIVATE ${FMLP_NCCL_INCLUDE})
     target_link_libraries(fmlp_objects PUBLIC ${FMLP_NCCL_LIBRARY})
     target_compile_definitions(fmlp_objects PUBLIC FMLP_HAVE_NCCL=1)

@@ -330,12 +330,29 @@ int fmlp_tp_world(const fmlp_tp *tp); /* 0 for NULL */
 /* y, a contiguous device tensor on the rank's context, summed over the
  * ranks in place (every rank passes a y of the same shape and dtype). */
 fmlp_status fmlp_tp_all_reduce(fmlp_tp *tp, fmlp_tensor *y);
-/* This rank's forward: the shard's forward into y, then the all-reduce. */
+/* This rank's forward: the shard's forward into y, then the all-reduce,
+ * whole or in chunks overlapping the down GEMM (fmlp_tp_set_chunks; a
+ * chunked forward launches its kernels directly, never from a CUDA
+ * graph). Like fmlp_mlp_forward it returns once the work is queued on the
+ * context's stream. */
 fmlp_status fmlp_tp_forward(fmlp_tp *tp, fmlp_mlp *shard, fmlp_mode mode, const fmlp_tensor *x, fmlp_tensor *y);
 /* Every rank of a one-process communicator (fmlp_tp_init_all): the
- * shards' forwards, then the all-reduces as one NCCL group. */
+ * shards' forwards, then the all-reduces, each chunk's over all ranks as
+ * one NCCL group; every rank must use the same chunk count. */
 fmlp_status fmlp_tp_forward_all(fmlp_tp *const *tps, fmlp_mlp *const *shards, fmlp_mode mode, const fmlp_tensor *xs,
                                 fmlp_tensor *ys, int world);
+/* Overlap: a rank's forward may cut its down GEMM (a stack's second
+ * layer) into row chunks and all-reduce each chunk of y on a second
+ * stream while the next chunk is computed. `chunks` 0 (the default) lets
+ * the rule of docs/tensor_parallel.md choose from y's shape, 1 never
+ * cuts, 2..FMLP_TP_MAX_CHUNKS cut that many (at most one per row). The
+ * environment variable FMLP_TP_CHUNKS, read when a rank joins, overrides
+ * it. Every rank of a communicator must use the same count, as each
+ * chunk is an all-reduce of its own; the rule reads only what all ranks
+ * share (y's shape and dtype, the world size). */
+#define FMLP_TP_MAX_CHUNKS 64
+fmlp_status fmlp_tp_set_chunks(fmlp_tp *tp, int chunks);
+
 /* Ends the communicator at once (a rank gone, a hang); later calls on it
  * fail saying so. Destroy still frees it. */
 fmlp_status fmlp_tp_abort(fmlp_tp *tp);
@@ -403,6 +420,24 @@ typedef struct {
 /* The kernels `mode` will run for `rows` input rows, known before running. */
 fmlp_status fmlp_mlp_plan(const fmlp_mlp *mlp, fmlp_mode mode, int64_t rows, fmlp_plan_info *out);
 void fmlp_plan_print(const fmlp_plan_info *plan, FILE *f); /* nothing for NULL */
+
+/* Tensor parallelism (fmlp_tp_* above): what a rank's forward of `rows`
+ * runs: the shard's plan, then the all-reduce of y, in chunks that
+ * overlap the down GEMM or after it. */
+typedef struct {
+    int rank, world;
+    int64_t hidden;       /* the shard's hidden features */
+    int chunks;           /* all-reduces of y, one per row chunk (1: all of y after the forward) */
+    int64_t chunk_rows;   /* rows of the largest chunk */
+    bool overlapped;      /* chunks > 1 and the down GEMM runs chunk by chunk, each chunk's
+                             all-reduce on the rank's second stream while the next is computed */
+    int64_t reduce_bytes; /* y's bytes: what each rank sends and receives, summed over the ranks */
+    char why[160];        /* how the chunk count came about, and why there is no overlap if none */
+    fmlp_plan_info plan;  /* the shard's forward */
+} fmlp_tp_plan_info;
+fmlp_status fmlp_tp_plan(const fmlp_tp *tp, const fmlp_mlp *shard, fmlp_mode mode, int64_t rows,
+                         fmlp_tp_plan_info *out);
+void fmlp_tp_plan_print(const fmlp_tp_plan_info *plan, FILE *f); /* nothing for NULL */
 
 /* ----------------------------------------------------------------- forward */
 

@@ -103,6 +103,43 @@ static void mlp_calls(fmlp_ctx *ctx, fmlp_mlp *m)
     refused(fmlp_mlp_desc_from_safetensors("x.safetensors", NULL, NULL), "fmlp_mlp_desc_from_safetensors(NULL desc)");
 }
 
+/* A tensor-parallel call given NULL: refused like the others where NCCL
+ * is built in; without it every call says how to get it instead. */
+static void tp_refused(fmlp_status s, const char *what)
+{
+    g_checked++;
+    const fmlp_status want = fmlp_tp_available(NULL) ? FMLP_ERR_INVALID_ARGUMENT : FMLP_ERR_UNSUPPORTED;
+    if (s != want || !fmlp_last_error()[0])
+        tu_check(false, "%s -> %s (want %s): \"%s\"", what, fmlp_status_name(s), fmlp_status_name(want),
+                 fmlp_last_error());
+}
+
+static void tp_calls(fmlp_mlp *m)
+{
+    fmlp_tp_id id = {{0}};
+    fmlp_tp *tp = NULL, *tps[1] = {NULL};
+    float y[8];
+    fmlp_tensor ty = fmlp_tensor_view(y, FMLP_F32, 1, 8, 8);
+    fmlp_tp_plan_info *plan = malloc(sizeof *plan);
+    tp_refused(fmlp_tp_unique_id(NULL), "fmlp_tp_unique_id(NULL)");
+    tp_refused(fmlp_tp_init_rank(NULL, &id, 0, 1, &tp), "fmlp_tp_init_rank(NULL ctx)");
+    tp_refused(fmlp_tp_init_all(NULL, 1, tps), "fmlp_tp_init_all(NULL ctxs)");
+    tp_refused(fmlp_tp_wrap(NULL, NULL, &tp), "fmlp_tp_wrap(NULL)");
+    neutral(fmlp_tp_rank(NULL) == -1 && fmlp_tp_world(NULL) == 0, "fmlp_tp_rank/world(NULL) = -1, 0");
+    tp_refused(fmlp_tp_all_reduce(NULL, &ty), "fmlp_tp_all_reduce(NULL tp)");
+    tp_refused(fmlp_tp_forward(NULL, m, FMLP_MODE_FUSED, &ty, &ty), "fmlp_tp_forward(NULL tp)");
+    tp_refused(fmlp_tp_forward_all(NULL, &m, FMLP_MODE_FUSED, &ty, &ty, 1), "fmlp_tp_forward_all(NULL tps)");
+    tp_refused(fmlp_tp_set_chunks(NULL, 2), "fmlp_tp_set_chunks(NULL)");
+    tp_refused(fmlp_tp_plan(NULL, m, FMLP_MODE_FUSED, 4, plan), "fmlp_tp_plan(NULL tp)");
+    fmlp_tp_plan_print(NULL, stdout);
+    fmlp_tp_plan_print(plan, NULL);
+    neutral(true, "fmlp_tp_plan_print(NULL plan / NULL FILE)");
+    tp_refused(fmlp_tp_abort(NULL), "fmlp_tp_abort(NULL)");
+    fmlp_tp_destroy(NULL);
+    neutral(tp == NULL && tps[0] == NULL, "failed joins leave *out NULL");
+    free(plan);
+}
+
 static void safetensors_calls(void)
 {
     fmlp_st_file *f = NULL;
@@ -229,6 +266,7 @@ int main(void)
     if (tu_check(fmlp_mlp_create(ctx, &d, 1, &m) == FMLP_OK, "MLP")) {
         tensor_calls(ctx);
         mlp_calls(ctx, m);
+        tp_calls(m);
         safetensors_calls();
         plan_and_forward_calls(ctx, m);
         profiler_calls(ctx);

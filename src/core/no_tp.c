@@ -85,6 +85,23 @@ fmlp_status fmlp_tp_forward_all(fmlp_tp *const *tps, fmlp_mlp *const *shards, fm
     return NO_TP;
 }
 
+fmlp_status fmlp_tp_set_chunks(fmlp_tp *tp, int chunks)
+{
+    (void)tp;
+    (void)chunks;
+    return NO_TP;
+}
+
+fmlp_status fmlp_tp_plan(const fmlp_tp *tp, const fmlp_mlp *shard, fmlp_mode mode, int64_t rows, fmlp_tp_plan_info *out)
+{
+    (void)tp;
+    (void)shard;
+    (void)mode;
+    (void)rows;
+    (void)out;
+    return NO_TP;
+}
+
 fmlp_status fmlp_tp_abort(fmlp_tp *tp)
 {
     (void)tp;

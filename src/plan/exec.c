@@ -1,7 +1,9 @@
 /* Why: one forward = walk the plan. For each kernel the executor opens the
  * profiler's op span (when one records), asks the backend to run it and
  * closes the span; the backend reports the kernel itself. Inputs are
- * checked here once, so backends can trust shapes. */
+ * checked here once, so backends can trust shapes. A forward can also be
+ * split, its last kernel run by the caller on row ranges with work of its
+ * own between them (tensor parallelism's overlapped all-reduce). */
 #include <stdio.h>
 #include <string.h>
 
@@ -83,32 +85,41 @@ static int64_t outer_begin(struct fmlp_profiler *prof, const fmlp_mlp *m, const 
     return fmlp_prof_op_begin(prof, p->outer, shapes, p->flops, p->bytes);
 }
 
-/* Runs the plan's kernels in order; `prof` NULL records nothing (also
- * while a CUDA graph captures, when kernels are recorded, not run). */
-fmlp_status fmlp_exec_run_kernels(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *bufs, struct fmlp_profiler *prof)
+/* One kernel on `bufs`, under its op span when `prof` records, with its
+ * layer's packing (gate/up and down both for the one-kernel MLP). */
+static fmlp_status run_kernel(fmlp_mlp *m, const fmlp_kernel *k, fmlp_tensor *bufs, struct fmlp_profiler *prof)
 {
     fmlp_ctx *ctx = m->ctx;
     fmlp_dtype dt = m->desc.dtype;
-    fmlp_status s = FMLP_OK;
-    for (int i = 0; i < p->n && s == FMLP_OK; i++) {
-        const fmlp_kernel *k = &p->k[i];
-        const void *both[2] = {m->packed_glu, m->n_layers > 2 ? m->layers[2].packed : NULL};
-        const void *packed = k->kind == FMLP_KERNEL_MLP_GLU  ? (const void *)both
-                             : k->kind == FMLP_KERNEL_GEMM_GLU ? m->packed_glu
-                             : k->layer >= 0                 ? m->layers[k->layer].packed
-                                                             : NULL;
-        const fmlp_tensor *in1 = k->in1 >= 0 ? &bufs[k->in1] : NULL;
-        if (prof) {
-            char shapes[96];
-            shapes_of(k, shapes, sizeof shapes);
-            int64_t id = fmlp_prof_op_begin(prof, k->parent, shapes, k->flops, k->bytes);
-            s = ctx->be->run(ctx, dt, k, packed, &bufs[k->in0], in1, &bufs[k->out], id);
-            fmlp_prof_op_end(prof, id);
-        } else {
-            s = ctx->be->run(ctx, dt, k, packed, &bufs[k->in0], in1, &bufs[k->out], 0);
-        }
-    }
+    const void *both[2] = {m->packed_glu, m->n_layers > 2 ? m->layers[2].packed : NULL};
+    const void *packed = k->kind == FMLP_KERNEL_MLP_GLU    ? (const void *)both
+                         : k->kind == FMLP_KERNEL_GEMM_GLU ? m->packed_glu
+                         : k->layer >= 0                   ? m->layers[k->layer].packed
+                                                           : NULL;
+    const fmlp_tensor *in1 = k->in1 >= 0 ? &bufs[k->in1] : NULL;
+    if (!prof) return ctx->be->run(ctx, dt, k, packed, &bufs[k->in0], in1, &bufs[k->out], 0);
+    char shapes[96];
+    shapes_of(k, shapes, sizeof shapes);
+    int64_t id = fmlp_prof_op_begin(prof, k->parent, shapes, k->flops, k->bytes);
+    fmlp_status s = ctx->be->run(ctx, dt, k, packed, &bufs[k->in0], in1, &bufs[k->out], id);
+    fmlp_prof_op_end(prof, id);
     return s;
+}
+
+/* Runs the plan's kernels [first, last) in order; `prof` NULL records
+ * nothing (also while a CUDA graph captures, when kernels are recorded,
+ * not run). */
+static fmlp_status run_range(fmlp_mlp *m, const fmlp_plan *p, int first, int last, fmlp_tensor *bufs,
+                             struct fmlp_profiler *prof)
+{
+    fmlp_status s = FMLP_OK;
+    for (int i = first; i < last && s == FMLP_OK; i++) s = run_kernel(m, &p->k[i], bufs, prof);
+    return s;
+}
+
+fmlp_status fmlp_exec_run_kernels(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *bufs, struct fmlp_profiler *prof)
+{
+    return run_range(m, p, 0, p->n, bufs, prof);
 }
 
 /* What a captured CUDA graph depends on; zeroed so padding compares equal. */
@@ -162,9 +173,9 @@ static fmlp_status run_plan(fmlp_mlp *m, const fmlp_plan *p, fmlp_tensor *bufs)
     return s;
 }
 
-fmlp_status fmlp_mlp_forward(fmlp_mlp *m, fmlp_mode mode, const fmlp_tensor *x, fmlp_tensor *y)
+fmlp_status fmlp_exec_open(fmlp_mlp *m, fmlp_mode mode, const fmlp_tensor *x, fmlp_tensor *y, fmlp_exec_forward *f)
 {
-    if (!m) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_mlp_forward: mlp is NULL");
+    memset(f, 0, sizeof *f);
     fmlp_ctx *ctx = m->ctx;
     const fmlp_mlp_desc *d = &m->desc;
     int64_t x_bytes, y_bytes;
@@ -196,7 +207,8 @@ fmlp_status fmlp_mlp_forward(fmlp_mlp *m, fmlp_mode mode, const fmlp_tensor *x, 
         fmlp_plan_release(m, p);
         return s;
     }
-    fmlp_tensor bufs[FMLP_BUF_COUNT];
+    *f = (fmlp_exec_forward){.m = m, .p = p, .ws = ws, .y = *y, .stage_x = stage_x, .stage_y = stage_y};
+    fmlp_tensor *bufs = f->bufs;
     bufs[FMLP_BUF_X] = *x;
     bufs[FMLP_BUF_Y] = *y;
     for (int b = FMLP_BUF_T0; b < FMLP_BUF_COUNT; b++) {
@@ -213,12 +225,84 @@ fmlp_status fmlp_mlp_forward(fmlp_mlp *m, fmlp_mode mode, const fmlp_tensor *x, 
                                             d->out_dim);
         bufs[FMLP_BUF_Y].device = ctx->device;
     }
-    if (s == FMLP_OK) s = run_plan(m, p, bufs);
-    if (s == FMLP_OK && stage_y) s = fmlp_tensor_copy(ctx, y, &bufs[FMLP_BUF_Y]);
-    if (s == FMLP_OK && (stage_x || stage_y)) s = fmlp_ctx_synchronize(ctx);
-    fmlp_ws_give(ctx, ws);
-    fmlp_plan_release(m, p);
+    return s == FMLP_OK ? FMLP_OK : fmlp_exec_close(f, s);
+}
+
+fmlp_status fmlp_exec_close(fmlp_exec_forward *f, fmlp_status s)
+{
+    fmlp_ctx *ctx = f->m->ctx;
+    if (s == FMLP_OK && f->stage_y) s = fmlp_tensor_copy(ctx, &f->y, &f->bufs[FMLP_BUF_Y]);
+    if (s == FMLP_OK && (f->stage_x || f->stage_y)) s = fmlp_ctx_synchronize(ctx);
+    fmlp_ws_give(ctx, f->ws);
+    fmlp_plan_release(f->m, f->p);
+    f->ws = NULL;
+    f->p = NULL;
     return s;
+}
+
+fmlp_status fmlp_mlp_forward(fmlp_mlp *m, fmlp_mode mode, const fmlp_tensor *x, fmlp_tensor *y)
+{
+    if (!m) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_mlp_forward: mlp is NULL");
+    fmlp_exec_forward f;
+    fmlp_status s = fmlp_exec_open(m, mode, x, y, &f);
+    return s == FMLP_OK ? fmlp_exec_close(&f, run_plan(m, f.p, f.bufs)) : s;
+}
+
+bool fmlp_exec_splits(const fmlp_plan *p)
+{
+    const fmlp_kernel *k = p->n >= 2 ? &p->k[p->n - 1] : NULL;
+    return k && k->kind == FMLP_KERNEL_GEMM && k->out == FMLP_BUF_Y && k->in0 >= FMLP_BUF_T0 && k->in1 < 0;
+}
+
+fmlp_status fmlp_exec_split_begin(fmlp_mlp *m, fmlp_mode mode, const fmlp_tensor *x, fmlp_tensor *y,
+                                  fmlp_exec_split *sp)
+{
+    memset(sp, 0, sizeof *sp);
+    if (!m) return fmlp_fail(FMLP_ERR_INVALID_ARGUMENT, "fmlp_mlp_forward: mlp is NULL");
+    fmlp_status s = fmlp_exec_open(m, mode, x, y, &sp->f);
+    if (s != FMLP_OK) return s;
+    sp->hold = fmlp_prof_hold_take(m->ctx);
+    const fmlp_plan *p = sp->f.p;
+    sp->outer = sp->hold.p ? outer_begin(sp->hold.p, m, p, x->rows) : 0;
+    sp->split = fmlp_exec_splits(p);
+    s = run_range(m, p, 0, sp->split ? p->n - 1 : p->n, sp->f.bufs, sp->hold.p);
+    return s == FMLP_OK ? FMLP_OK : fmlp_exec_split_end(sp, s);
+}
+
+/* Rows [r0, r0 + n) of a tensor with rows. */
+static fmlp_tensor row_range(const fmlp_tensor *t, int64_t r0, int64_t n)
+{
+    fmlp_tensor v = *t;
+    v.data = (char *)t->data + (size_t)(r0 * t->ld) * fmlp_dtype_size(t->dtype);
+    v.rows = n;
+    return v;
+}
+
+fmlp_status fmlp_exec_split_rows(fmlp_exec_split *sp, int64_t r0, int64_t n)
+{
+    const fmlp_plan *p = sp->f.p;
+    const int64_t rows = sp->f.bufs[FMLP_BUF_Y].rows;
+    if (!sp->split || r0 < 0 || n < 1 || r0 > rows - n)
+        return fmlp_fail(FMLP_ERR_INTERNAL, "rows [%lld, +%lld) of a %lld-row forward whose last kernel %s", (long long)r0,
+                         (long long)n, (long long)rows, sp->split ? "runs on row ranges" : "ran whole");
+    fmlp_kernel k = p->k[p->n - 1];
+    k.m = n;
+    if (!fmlp_plan_count_work(sp->f.m, &k))
+        return fmlp_fail(FMLP_ERR_INTERNAL, "the work of %lld rows of a planned kernel does not fit int64", (long long)n);
+    fmlp_tensor bufs[FMLP_BUF_COUNT];
+    memcpy(bufs, sp->f.bufs, sizeof bufs);
+    bufs[k.in0] = row_range(&sp->f.bufs[k.in0], r0, n);
+    bufs[k.out] = row_range(&sp->f.bufs[k.out], r0, n);
+    return run_kernel(sp->f.m, &k, bufs, sp->hold.p);
+}
+
+fmlp_status fmlp_exec_split_end(fmlp_exec_split *sp, fmlp_status s)
+{
+    fmlp_ctx *ctx = sp->f.m->ctx;
+    if (sp->hold.p) fmlp_prof_op_end(sp->hold.p, sp->outer);
+    fmlp_prof_hold_give(ctx, sp->hold);
+    sp->hold.p = NULL;
+    return fmlp_exec_close(&sp->f, s);
 }
 
 fmlp_status fmlp_mlp_set_graph(fmlp_mlp *m, bool on)

@@ -145,8 +145,7 @@ static int64_t sum(int64_t a, int64_t b)
     return a >= 0 && b >= 0 && fmlp_add_i64(a, b, &r) ? r : -1;
 }
 
-/* A kernel's FLOPs and minimum bytes; false when either overflows. */
-static bool count_work(const fmlp_mlp *m, fmlp_kernel *k)
+bool fmlp_plan_count_work(const fmlp_mlp *m, fmlp_kernel *k)
 {
     int64_t nb = m->desc.bias ? k->n : 0, mn = prod(k->m, k->n, 1), elems = -1;
     switch (k->kind) {
@@ -211,7 +210,7 @@ fmlp_status fmlp_plan_build(const fmlp_mlp *m, fmlp_mode mode, int64_t rows, fml
         build_stack(m, mode, rows, p);
     for (int i = 0; i < p->n; i++) {
         fmlp_kernel *k = &p->k[i];
-        if (!count_work(m, k) || !fmlp_add_i64(p->flops, k->flops, &p->flops) ||
+        if (!fmlp_plan_count_work(m, k) || !fmlp_add_i64(p->flops, k->flops, &p->flops) ||
             !fmlp_add_i64(p->bytes, k->bytes, &p->bytes)) {
             char detail[160];
             snprintf(detail, sizeof detail, "%lld rows through %s of %lld x %lld x %lld", (long long)rows,

@@ -28,3 +28,23 @@ void fmlp_plan_print(const fmlp_plan_info *p, FILE *f)
     fprintf(f, "  total: %s, %s moved at least\n", fmlp_si_format((double)p->flops, "FLOP", fl, sizeof fl),
             fmlp_si_format((double)p->bytes, "B", by, sizeof by));
 }
+
+void fmlp_tp_plan_print(const fmlp_tp_plan_info *p, FILE *f)
+{
+    if (!p || !f) return;
+    fprintf(f, "rank %d of %d: %lld hidden features\n", p->rank, p->world, (long long)p->hidden);
+    fmlp_plan_print(&p->plan, f);
+    char by[32];
+    fmlp_si_format((double)p->reduce_bytes, "B", by, sizeof by);
+    if (p->chunks == 1)
+        fprintf(f, "  then all-reduce y (%s, NCCL, sum over %d ranks) on the forward's stream (%s)\n", by, p->world,
+                p->why);
+    else if (p->overlapped)
+        fprintf(f, "  down in %d row chunks of up to %lld rows, all-reduce of each (%s in all, NCCL, sum over %d ranks) "
+                   "overlapped on stream 2 (%s)\n",
+                p->chunks, (long long)p->chunk_rows, by, p->world, p->why);
+    else
+        fprintf(f, "  then all-reduce y (%s, NCCL, sum over %d ranks) in %d row chunks of up to %lld rows on stream 2 "
+                   "(%s)\n",
+                by, p->world, p->chunks, (long long)p->chunk_rows, p->why);
+}
