@@ -30,7 +30,8 @@ void cli_prof_usage(FILE *f)
                "  --active N            steps recorded (default 3)\n"
                "  --repeat N            cycles (default 1)\n"
                "  --cold                record the first call, no wait or warmup (first-call costs)\n"
-               "  --trace-dir DIR       write DIR/<shape>_<dtype>_<cold|warm>_<mode>.json and .txt\n"
+               "  --trace-dir DIR       write DIR/<shape>_<dtype>_<cold|warm>_<mode>.json and .txt (with --tp:\n"
+               "                        DIR/<shape>_<dtype>_tp<N>_<cold|warm>_<mode>/rank<R>.json and .txt)\n"
                "  --sort-by COL         self_cpu_time_total (default), cpu_time_total, cpu_time, count, flops,\n"
                "                        self_cuda_time_total, cuda_time_total, cuda_time\n"
                "  --row-limit N         table rows (default all)\n"
@@ -111,11 +112,25 @@ bool cli_prof_make_dir(const cli_prof_opts *o, const char *cmd)
 typedef struct {
     const cli_prof_opts *o;
     const char *run_name;
+    int rank, world; /* world 0: one process, one GPU or the CPU */
     FILE *out;
     int windows;
     fmlp_status status;
     char why[1024]; /* the first failure's message */
 } ready_ctx;
+
+/* Where a window's files go: DIR/<run_name>[_wN], or for a rank of a
+ * tensor-parallel run DIR/<run_name>/rank<R>[_wN], one folder per run as
+ * Holistic Trace Analysis and `fmlp trace summarize DIR` read them. */
+static void base_name(const ready_ctx *r, char *base, size_t len)
+{
+    char window[16] = "";
+    if (r->windows > 1) snprintf(window, sizeof window, "_w%d", r->windows);
+    if (r->world > 0)
+        snprintf(base, len, "%s/%s/rank%d%s", r->o->trace_dir, r->run_name, r->rank, window);
+    else
+        snprintf(base, len, "%s/%s%s", r->o->trace_dir, r->run_name, window);
+}
 
 /* Prints the table and analyses of a closed window; with a trace dir,
  * writes them beside the trace. Later windows of --repeat get _wN names. */
@@ -130,13 +145,12 @@ static void on_ready(fmlp_profiler *prof, void *user)
     char *table = NULL;
     fmlp_status s = fmlp_profiler_table_string(prof, &t, &table);
     if (s == FMLP_OK) {
-        fprintf(r->out, "\nprofile %s%s:\n%s", r->run_name, r->windows > 1 ? " (next window)" : "", table);
+        char rank[32] = "";
+        if (r->world > 0) snprintf(rank, sizeof rank, " rank %d of %d", r->rank, r->world);
+        fprintf(r->out, "\nprofile %s%s%s:\n%s", r->run_name, rank, r->windows > 1 ? " (next window)" : "", table);
         if (r->o->trace_dir) {
             char base[4096], path[4200];
-            if (r->windows > 1)
-                snprintf(base, sizeof base, "%s/%s_w%d", r->o->trace_dir, r->run_name, r->windows);
-            else
-                snprintf(base, sizeof base, "%s/%s", r->o->trace_dir, r->run_name);
+            base_name(r, base, sizeof base);
             snprintf(path, sizeof path, "%s.json", base);
             s = fmlp_profiler_export_trace(prof, path);
             if (s == FMLP_OK) {
@@ -153,11 +167,29 @@ static void on_ready(fmlp_profiler *prof, void *user)
     }
 }
 
-int cli_prof_run(fmlp_ctx *ctx, const cli_prof_opts *o, const char *cmd, const char *run_name,
-                 fmlp_status (*forward)(void *arg), void *arg, FILE *out)
+/* A run's own folder under --trace-dir for the traces of its ranks. */
+static bool make_run_dir(const cli_prof_opts *o, const char *cmd, const char *run_name)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/%s", o->trace_dir, run_name);
+    const cli_prof_opts sub = {.enabled = true, .trace_dir = dir};
+    return cli_prof_make_dir(&sub, cmd);
+}
+
+int cli_prof_run_ranks(fmlp_ctx *const *ctxs, int world, const cli_prof_opts *o, const char *cmd, const char *run_name,
+                       fmlp_status (*forward)(void *arg), void *arg, FILE *out)
 {
     if (!cli_prof_make_dir(o, cmd)) return 1;
-    ready_ctx r = {o, run_name, out, 0, FMLP_OK, ""};
+    if (world > 0 && o->trace_dir && !make_run_dir(o, cmd, run_name)) return 1;
+    const int n = world > 0 ? world : 1;
+    ready_ctx *r = calloc((size_t)n, sizeof *r);
+    fmlp_profiler **prof = calloc((size_t)n, sizeof *prof);
+    if (!r || !prof) {
+        free(r);
+        free(prof);
+        cli_error(cmd, "profiling %s: out of memory", run_name);
+        return 1;
+    }
     fmlp_profiler_options po = fmlp_profiler_options_default();
     po.record_shapes = o->record_shapes;
     po.profile_memory = o->profile_memory;
@@ -167,30 +199,49 @@ int cli_prof_run(fmlp_ctx *ctx, const cli_prof_opts *o, const char *cmd, const c
     po.active = o->active;
     po.repeat = o->repeat;
     po.on_trace_ready = on_ready;
-    po.user = &r;
-    fmlp_profiler *prof;
-    if (fmlp_profiler_create(ctx, &po, &prof) != FMLP_OK) {
-        cli_error(cmd, "profiling %s: %s", run_name, fmlp_last_error());
-        return 1;
+    po.world_size = world;
+    fmlp_status s = FMLP_OK, fwd = FMLP_OK;
+    for (int i = 0; i < n && s == FMLP_OK; i++) {
+        r[i] = (ready_ctx){o, run_name, i, world, out, 0, FMLP_OK, ""};
+        po.rank = world > 0 ? i : 0;
+        po.user = &r[i];
+        s = fmlp_profiler_create(ctxs[i], &po, &prof[i]);
     }
+    if (s != FMLP_OK) cli_error(cmd, "profiling %s: %s", run_name, fmlp_last_error());
     int steps = (po.wait + po.warmup + po.active) * po.repeat; /* cli_prof_check bounds it */
-    fmlp_status s = fmlp_profiler_start(prof), fwd = FMLP_OK;
+    for (int i = 0; i < n && s == FMLP_OK; i++) s = fmlp_profiler_start(prof[i]);
     for (int i = 0; i < steps && s == FMLP_OK && fwd == FMLP_OK; i++) {
         fwd = forward(arg);
-        if (fwd == FMLP_OK) s = fmlp_profiler_step(prof);
+        for (int k = 0; k < n && fwd == FMLP_OK && s == FMLP_OK; k++) s = fmlp_profiler_step(prof[k]);
     }
     if (fwd != FMLP_OK)
         cli_error(cmd, "%s forward failed while profiling: %s", run_name, fmlp_last_error());
-    else if (s != FMLP_OK)
+    else if (s != FMLP_OK && prof[n - 1])
         cli_error(cmd, "profiling %s: %s", run_name, fmlp_last_error());
-    fmlp_status st = fmlp_profiler_stop(prof);
-    if (fwd == FMLP_OK && s == FMLP_OK && st != FMLP_OK) {
-        cli_error(cmd, "profiling %s: %s", run_name, fmlp_last_error());
-        s = st;
+    /* in reverse: rank 0's profiler, the last to stop, is given the GPU
+     * calls no device claims (synchronizations) */
+    for (int i = n - 1; i >= 0; i--) {
+        if (!prof[i]) continue;
+        fmlp_status st = fmlp_profiler_stop(prof[i]);
+        if (fwd == FMLP_OK && s == FMLP_OK && st != FMLP_OK) {
+            cli_error(cmd, "profiling %s: %s", run_name, fmlp_last_error());
+            s = st;
+        }
     }
-    fmlp_profiler_destroy(prof);
-    if (fwd != FMLP_OK || s != FMLP_OK) return 1;
-    if (r.status == FMLP_OK) return 0;
-    cli_error(cmd, "writing the profile of %s: %s", run_name, r.why);
-    return 1;
+    for (int i = 0; i < n; i++) fmlp_profiler_destroy(prof[i]);
+    int status = fwd != FMLP_OK || s != FMLP_OK ? 1 : 0;
+    for (int i = 0; i < n && status == 0; i++)
+        if (r[i].status != FMLP_OK) {
+            cli_error(cmd, "writing the profile of %s: %s", run_name, r[i].why);
+            status = 1;
+        }
+    free(r);
+    free(prof);
+    return status;
+}
+
+int cli_prof_run(fmlp_ctx *ctx, const cli_prof_opts *o, const char *cmd, const char *run_name,
+                 fmlp_status (*forward)(void *arg), void *arg, FILE *out)
+{
+    return cli_prof_run_ranks(&ctx, 0, o, cmd, run_name, forward, arg, out);
 }

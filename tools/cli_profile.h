@@ -43,5 +43,12 @@ bool cli_prof_make_dir(const cli_prof_opts *o, const char *cmd);
  * writing its files failed. */
 int cli_prof_run(fmlp_ctx *ctx, const cli_prof_opts *o, const char *cmd, const char *run_name,
                  fmlp_status (*forward)(void *arg), void *arg, FILE *out);
+/* The same for the `world` ranks of a tensor-parallel run, ctxs[r] rank
+ * r's context: one profiler per rank (its rank and world size in the
+ * trace's distributedInfo), stepped together after each forward, a table
+ * per rank, and with a trace dir DIR/<run_name>/rank<R>.json and .txt.
+ * World 0 is cli_prof_run's one context. */
+int cli_prof_run_ranks(fmlp_ctx *const *ctxs, int world, const cli_prof_opts *o, const char *cmd, const char *run_name,
+                       fmlp_status (*forward)(void *arg), void *arg, FILE *out);
 
 #endif

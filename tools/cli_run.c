@@ -11,6 +11,7 @@
 #include "cli_io.h"
 #include "cli_model.h"
 #include "cli_profile.h"
+#include "cli_run.h"
 #include "cli_timing.h"
 
 static void usage(FILE *f, bool linear)
@@ -30,6 +31,11 @@ static void usage(FILE *f, bool linear)
                "  --iters N          timed forwards per mode (default: repeat for about --budget seconds)\n"
                "  --budget S         seconds of timing per mode (default 1)\n",
             linear ? "eager" : "all", linear ? "f32" : "bf16");
+    if (!linear)
+        fprintf(f, "  --tp N             tensor parallelism over NCCL: the MLP sharded over GPUs 0..N-1, one rank each,\n"
+                   "                     driven by this process (needs --device cuda); a plan and a profile per rank,\n"
+                   "                     traces in DIR/<run>/rank<R>.json; FMLP_TP_CHUNKS=K cuts the down GEMM into K\n"
+                   "                     row chunks whose all-reduces overlap the next chunk (docs/tensor_parallel.md)\n");
     cli_prof_usage(f);
 }
 
@@ -56,9 +62,7 @@ static int parse_modes(const char *cmd, const char *s, fmlp_mode *modes, int *n)
     return 1;
 }
 
-/* Reads x from --input into the host tensor `x` (its shape was checked
- * when the options were read); prints its own errors. */
-static fmlp_status load_input(const char *cmd, const char *path, const fmlp_tensor *x)
+fmlp_status cli_run_load_input(const char *cmd, const char *path, const fmlp_tensor *x)
 {
     fmlp_st_file *f;
     fmlp_status s = fmlp_st_open(path, &f);
@@ -82,13 +86,7 @@ static fmlp_status write_output(const char *path, const fmlp_tensor *y, int x_ra
     return fmlp_st_write(path, &t, 1);
 }
 
-typedef struct {
-    fmlp_mode mode;
-    double seconds;
-    double flops_per_s;
-} mode_result;
-
-static void print_summary(const mode_result *r, int n)
+void cli_run_print_summary(const cli_mode_result *r, int n)
 {
     double eager = 0;
     for (int i = 0; i < n; i++)
@@ -105,36 +103,19 @@ static void print_summary(const mode_result *r, int n)
     }
 }
 
-/* Everything `mlp` and `linear` take from the command line. */
-typedef struct {
-    const char *cmd;
-    bool linear;
-    cli_model_opts model;
-    cli_prof_opts prof;
-    fmlp_mode modes[4];
-    int n_modes;
-    fmlp_dtype dtype;
-    const char *input, *output;
-    int x_rank;         /* x as the user sees it: (batch, seq, dim), (rows, dim) or (dim) */
-    int64_t x_shape[3];
-    bool explain;
-    int iters;
-    double budget;
-} run_opts;
-
-enum { R_EXPLAIN = CLI_OPT_COMMAND, R_MODE, R_DTYPE, R_INPUT, R_OUTPUT, R_ITERS, R_BUDGET, R_END };
+enum { R_EXPLAIN = CLI_OPT_COMMAND, R_MODE, R_DTYPE, R_INPUT, R_OUTPUT, R_ITERS, R_BUDGET, R_TP, R_END };
 
 static const struct option run_options[] = {
     {"help", no_argument, NULL, 'h'},           {"explain", no_argument, NULL, R_EXPLAIN},
     {"mode", required_argument, NULL, R_MODE},  {"dtype", required_argument, NULL, R_DTYPE},
     {"input", required_argument, NULL, R_INPUT}, {"output", required_argument, NULL, R_OUTPUT},
     {"iters", required_argument, NULL, R_ITERS}, {"budget", required_argument, NULL, R_BUDGET},
-    {0},
+    {"tp", required_argument, NULL, R_TP},      {0},
 };
 
 /* Takes `a` if it is one of the command's own flags: 1 taken, 0 not ours,
  * -1 bad value (message printed). */
-static int run_take(run_opts *r, const cli_arg *a)
+static int run_take(cli_run_opts *r, const cli_arg *a)
 {
     if (a->val < CLI_OPT_COMMAND || a->val >= R_END) return 0;
     if (a->val == R_EXPLAIN) return r->explain = true, 1;
@@ -150,13 +131,14 @@ static int run_take(run_opts *r, const cli_arg *a)
     case R_OUTPUT: return r->output = v, 1;
     case R_ITERS: return cli_parse_int(r->cmd, a->word, v, 1, CLI_MAX_ITERS, &r->iters) ? 1 : -1;
     case R_BUDGET: return cli_parse_double(r->cmd, a->word, v, 0.0, 3600.0, &r->budget) ? 1 : -1;
+    case R_TP: return cli_parse_int(r->cmd, a->word, v, 1, CLI_TP_MAX_RANKS, &r->tp) ? 1 : -1;
     }
     return 0;
 }
 
 static int run_take_any(void *state, const cli_arg *a)
 {
-    run_opts *r = state;
+    cli_run_opts *r = state;
     int k = cli_model_take(&r->model, a);
     if (k == 0) k = cli_prof_take(&r->prof, a);
     return k == 0 ? run_take(r, a) : k;
@@ -164,12 +146,12 @@ static int run_take_any(void *state, const cli_arg *a)
 
 static void run_usage(FILE *f, const void *state)
 {
-    usage(f, ((const run_opts *)state)->linear);
+    usage(f, ((const cli_run_opts *)state)->linear);
 }
 
 /* Defaults, then the flags in order: 1 parsed, 0 help printed, -1 usage
  * error printed. */
-static int parse_run(int argc, char **argv, bool linear, run_opts *r)
+static int parse_run(int argc, char **argv, bool linear, cli_run_opts *r)
 {
     memset(r, 0, sizeof *r);
     r->cmd = linear ? "linear" : "mlp";
@@ -193,12 +175,12 @@ static int parse_run(int argc, char **argv, bool linear, run_opts *r)
 /* x and y where forwards take them (on a GPU: on the device, x uploaded
  * once), x drawn at random or read from --input; --host-io measures the
  * copies up front, as its forwards make them. Prints its own errors. */
-static int prepare_tensors(const run_opts *r, fmlp_ctx *ctx, fmlp_mlp *mlp, cli_io *io)
+static int prepare_tensors(const cli_run_opts *r, fmlp_ctx *ctx, fmlp_mlp *mlp, cli_io *io)
 {
     int64_t rows = r->model.batch * r->model.seq;
     if (cli_io_alloc(ctx, r->dtype, rows, r->model.desc.dim, fmlp_mlp_out_dim(mlp), r->model.host_io, io) != FMLP_OK)
         return 1;
-    fmlp_status s = r->input ? load_input(r->cmd, r->input, &io->hx) : cli_fill_random(&io->hx, r->model.seed);
+    fmlp_status s = r->input ? cli_run_load_input(r->cmd, r->input, &io->hx) : cli_fill_random(&io->hx, r->model.seed);
     if (s != FMLP_OK) return 1;
     s = cli_io_upload(io);
     if (s == FMLP_OK && io->host_io) s = cli_io_download(io);
@@ -207,8 +189,7 @@ static int prepare_tensors(const run_opts *r, fmlp_ctx *ctx, fmlp_mlp *mlp, cli_
     return 1;
 }
 
-/* --output: y from the device (timed) unless forwards wrote it to the host. */
-static int save_output(const run_opts *r, cli_io *io, fmlp_mode last)
+int cli_run_save_output(const cli_run_opts *r, cli_io *io, fmlp_mode last)
 {
     fmlp_status s = io->host_io ? FMLP_OK : cli_io_download(io);
     if (s == FMLP_OK) s = write_output(r->output, &io->hy, r->x_rank, r->x_shape);
@@ -226,12 +207,12 @@ static int save_output(const run_opts *r, cli_io *io, fmlp_mode last)
 
 /* For each mode: the plan, then (unless explaining) timing and profiling;
  * then the comparison and --output. Returns the exit status. */
-static int run_modes(const run_opts *r, fmlp_ctx *ctx, fmlp_mlp *mlp, cli_io *io, const char *shape)
+static int run_modes(const cli_run_opts *r, fmlp_ctx *ctx, fmlp_mlp *mlp, cli_io *io, const char *shape)
 {
     cli_forward_arg fa = {ctx, mlp, FMLP_MODE_EAGER, cli_io_x(io), cli_io_y(io)}, *a = &fa;
     const cli_prof_opts *po = &r->prof;
     int64_t rows = r->model.batch * r->model.seq;
-    mode_result results[4];
+    cli_mode_result results[4];
     int n_results = 0;
     for (int mi = 0; mi < r->n_modes; mi++) {
         fmlp_mode mode = r->modes[mi];
@@ -266,19 +247,19 @@ static int run_modes(const run_opts *r, fmlp_ctx *ctx, fmlp_mlp *mlp, cli_io *io
         fmlp_plan_info ran;
         if (mode == FMLP_MODE_AUTO && fmlp_mlp_plan(mlp, mode, rows, &ran) == FMLP_OK && strcmp(ran.why, plan.why) != 0)
             printf("  auto ran %s: %s\n", fmlp_mode_name(ran.resolved), ran.why);
-        results[n_results++] = (mode_result){mode, t.median_s, flops};
+        results[n_results++] = (cli_mode_result){mode, t.median_s, flops};
     }
     if (r->explain || n_results == 0) return 0;
-    print_summary(results, n_results);
+    cli_run_print_summary(results, n_results);
     if (!r->output) {
         cli_io_print(io, stdout);
         return 0;
     }
-    return save_output(r, io, results[n_results - 1].mode);
+    return cli_run_save_output(r, io, results[n_results - 1].mode);
 }
 
 /* --input decides x's shape, batch and seq; prints its own errors. */
-static int input_shape(run_opts *r)
+static int input_shape(cli_run_opts *r)
 {
     fmlp_st_file *f;
     fmlp_status s = fmlp_st_open(r->input, &f);
@@ -307,7 +288,7 @@ static int input_shape(run_opts *r)
 
 /* x and y must be addressable: batch x seq rows of dim (out_dim) elements
  * in bytes that fit int64; prints its own error. */
-static int check_sizes(const run_opts *r)
+static int check_sizes(const cli_run_opts *r)
 {
     const fmlp_mlp_desc *d = &r->model.desc;
     int64_t rows, bytes, wide = d->dim > d->out_dim ? d->dim : d->out_dim;
@@ -328,18 +309,30 @@ static int check_sizes(const run_opts *r)
 
 int cli_run_main(int argc, char **argv, bool linear)
 {
-    run_opts r;
+    cli_run_opts r;
     int parsed = parse_run(argc, argv, linear, &r);
     if (parsed <= 0) return parsed == 0 ? 0 : CLI_USAGE_ERROR;
     if (!cli_model_check(&r.model) || !cli_prof_check(&r.prof, r.cmd)) {
         usage(stderr, linear);
         return CLI_USAGE_ERROR;
     }
+    if (r.tp && !cli_tp_check_flags(&r)) {
+        usage(stderr, linear);
+        return CLI_USAGE_ERROR;
+    }
+    if (r.tp && !cli_tp_check_machine(&r)) return 1;
     if (r.input && input_shape(&r) != 0) return 1;
     if (!r.explain && !cli_prof_make_dir(&r.prof, r.cmd)) return 1;
     fmlp_ctx *ctx;
     fmlp_mlp *mlp;
-    if (cli_model_build(&r.model, r.dtype, &ctx, &mlp) != FMLP_OK) return 1;
+    /* --tp: the whole MLP on the host, where each rank's slice is cut */
+    cli_model_opts build = r.model;
+    if (r.tp) {
+        build.device = FMLP_DEVICE_CPU;
+        build.threads = 1;
+        build.graph = false;
+    }
+    if (cli_model_build(&build, r.dtype, &ctx, &mlp) != FMLP_OK) return 1;
     r.model.desc = *fmlp_mlp_get_desc(mlp);
     if (!r.input) {
         bool seq = r.model.seq > 1;
@@ -353,12 +346,18 @@ int cli_run_main(int argc, char **argv, bool linear)
                 (long long)r.x_shape[r.x_rank - 1], (long long)r.model.desc.dim);
         status = 1;
     }
+    char shape[64];
+    cli_model_shape_name(&r.model, shape, sizeof shape);
+    if (r.tp) {
+        if (status == 0) status = cli_tp_run(&r, mlp, shape);
+        fmlp_mlp_destroy(mlp);
+        fmlp_ctx_destroy(ctx);
+        return status;
+    }
     cli_io io;
     memset(&io, 0, sizeof io);
     io.ctx = ctx;
     if (status == 0 && !r.explain) status = prepare_tensors(&r, ctx, mlp, &io);
-    char shape[64];
-    cli_model_shape_name(&r.model, shape, sizeof shape);
     printf("fmlp %s: %s, %s, %lld rows, device %s", r.cmd, shape, fmlp_dtype_name(r.dtype),
            (long long)(r.model.batch * r.model.seq), fmlp_device_name(fmlp_ctx_device(ctx)));
     if (fmlp_ctx_device(ctx) == FMLP_DEVICE_CPU)

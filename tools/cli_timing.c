@@ -31,26 +31,27 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* Seconds per forward of `batch` forwards and a synchronization. */
-static fmlp_status sample(cli_forward_arg *a, int batch, double *s_per)
+static fmlp_status sample(const cli_timed *t, int batch, double *s_per)
 {
     double t0 = cli_now();
     fmlp_status s = FMLP_OK;
-    for (int i = 0; i < batch && s == FMLP_OK; i++) s = cli_forward(a);
-    if (s == FMLP_OK) s = fmlp_ctx_synchronize(a->ctx);
+    for (int i = 0; i < batch && s == FMLP_OK; i++) s = t->forward(t->arg);
+    if (s == FMLP_OK) s = t->wait(t->arg);
     *s_per = (cli_now() - t0) / batch;
     return s;
 }
 
-fmlp_status cli_time(cli_forward_arg *a, int warmup, int iters, double budget_s, cli_timing *out)
+fmlp_status cli_time_of(const cli_timed *t, int warmup, int iters, double budget_s, cli_timing *out)
 {
     for (int i = 0; i < warmup; i++) {
-        fmlp_status s = cli_forward_synced(a);
+        fmlp_status s = t->forward(t->arg);
+        if (s == FMLP_OK) s = t->wait(t->arg);
         if (s != FMLP_OK) return s;
     }
     int batch = 1;
-    if (fmlp_ctx_device(a->ctx) != FMLP_DEVICE_CPU) {
+    if (t->queued) {
         double one;
-        fmlp_status s = sample(a, 1, &one);
+        fmlp_status s = sample(t, 1, &one);
         if (s != FMLP_OK) return s;
         batch = one > 0 ? (int)(GPU_SAMPLE_S / one) + 1 : MAX_BATCH;
         if (batch > MAX_BATCH) batch = MAX_BATCH;
@@ -62,7 +63,7 @@ fmlp_status cli_time(cli_forward_arg *a, int warmup, int iters, double budget_s,
     int n = 0, min_n = want > 0 ? want : 3, max_n = want > 0 ? want : CLI_MAX_ITERS;
     double start = cli_now();
     while (n < max_n && (n < min_n || cli_now() - start < budget_s)) {
-        fmlp_status s = sample(a, batch, &samples[n]);
+        fmlp_status s = sample(t, batch, &samples[n]);
         if (s != FMLP_OK) return s;
         n++;
     }
@@ -72,6 +73,14 @@ fmlp_status cli_time(cli_forward_arg *a, int warmup, int iters, double budget_s,
     out->min_s = samples[0];
     out->median_s = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
     return FMLP_OK;
+}
+
+static fmlp_status wait_ctx(void *arg) { return fmlp_ctx_synchronize(((cli_forward_arg *)arg)->ctx); }
+
+fmlp_status cli_time(cli_forward_arg *a, int warmup, int iters, double budget_s, cli_timing *out)
+{
+    const cli_timed t = {cli_forward, wait_ctx, a, fmlp_ctx_device(a->ctx) != FMLP_DEVICE_CPU};
+    return cli_time_of(&t, warmup, iters, budget_s, out);
 }
 
 void cli_fmt_samples(const cli_timing *t, char *buf, int len)

@@ -7,6 +7,8 @@
 #ifndef FMLP_CLI_TIMING_H
 #define FMLP_CLI_TIMING_H
 
+#include <stdbool.h>
+
 #include "fmlp.h"
 
 /* The most samples one measurement keeps (--iters is capped here). */
@@ -36,6 +38,17 @@ typedef struct {
  * (at least 3, at most CLI_MAX_ITERS); fills the median and minimum per
  * forward. iters > 0 fixes the number of timed forwards instead. */
 fmlp_status cli_time(cli_forward_arg *a, int warmup, int iters, double budget_s, cli_timing *out);
+
+/* What cli_time_of times: any forward (a tensor-parallel one over several
+ * GPUs), and the wait for the forwards it queued. */
+typedef struct {
+    fmlp_status (*forward)(void *arg);
+    fmlp_status (*wait)(void *arg);
+    void *arg;
+    bool queued; /* forwards return before the device is done: sample batches of them */
+} cli_timed;
+/* cli_time for a cli_timed. */
+fmlp_status cli_time_of(const cli_timed *t, int warmup, int iters, double budget_s, cli_timing *out);
 
 /* "median of 12" or, batched, "median of 12 x 10 forwards between device synchronizations". */
 void cli_fmt_samples(const cli_timing *t, char *buf, int len);
