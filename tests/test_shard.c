@@ -2,9 +2,11 @@
  * that can be checked without a single GPU: the shards of an MLP, run one
  * after another on the CPU and summed (the all-reduce), must give the
  * unsharded output within the dtype's bound against the f64 reference, for
- * gated blocks and 2-layer stacks, with and without biases, at world sizes
- * that do and do not divide the hidden width; each shard must hold exactly
- * its slice; bad ranks, world sizes and blocks fail naming the value. */
+ * gated blocks and 2-layer stacks, with and without biases, in every mode,
+ * at world sizes that do and do not divide the hidden width, down to one
+ * feature per rank; each shard must hold exactly its slice; bad ranks,
+ * world sizes, fewer features than ranks and deeper stacks fail naming the
+ * value. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,9 +18,10 @@ static const tu_shape_case cases[] = {
     {"swiglu+bias", FMLP_BLOCK_GATED, FMLP_ACT_SILU, 0, 33, 50, 27, true},
     {"stack-relu-2+bias", FMLP_BLOCK_STACK, FMLP_ACT_RELU, 2, 24, 77, 0, true},
     {"stack-gelu-2", FMLP_BLOCK_STACK, FMLP_ACT_GELU, 2, 17, 31, 9, false},
+    {"geglu-8+bias", FMLP_BLOCK_GATED, FMLP_ACT_GELU_TANH, 0, 16, 8, 0, true}, /* world 8: one feature each */
 };
 
-static void check_sum(fmlp_ctx *ctx, const tu_shape_case *c, fmlp_dtype dt, int world, int64_t rows)
+static void check_sum(fmlp_ctx *ctx, const tu_shape_case *c, fmlp_dtype dt, fmlp_mode mode, int world, int64_t rows)
 {
     fmlp_mlp_desc d = {c->block, c->dim, c->hidden, c->out_dim, c->layers, c->act, c->bias, dt};
     fmlp_mlp *full;
@@ -46,7 +49,7 @@ static void check_sum(fmlp_ctx *ctx, const tu_shape_case *c, fmlp_dtype dt, int 
             break;
         ok = fmlp_mlp_get_desc(shard)->hidden == count;
         tu_poison(dt, y, rows * out);
-        ok = ok && fmlp_mlp_forward(shard, FMLP_MODE_FUSED, &tx, &ty) == FMLP_OK;
+        ok = ok && fmlp_mlp_forward(shard, mode, &tx, &ty) == FMLP_OK;
         for (int64_t i = 0; ok && i < rows * out; i++) sum[i] += tu_get(dt, y, i);
         fmlp_mlp_destroy(shard);
         tu_check(ok, "%s %s world=%d rank %d: forward of a shard with %lld hidden features: %s", c->name,
@@ -62,8 +65,9 @@ static void check_sum(fmlp_ctx *ctx, const tu_shape_case *c, fmlp_dtype dt, int 
             den += ref[i] * ref[i];
         }
         const double err = sqrt(num / den), bound = tu_tol_case(c, dt);
-        tu_check(err <= bound, "%s %s world=%d rows=%lld: sum of the shards' outputs vs f64 reference err=%.2e (bound %.0e)",
-                 c->name, fmlp_dtype_name(dt), world, (long long)rows, err, bound);
+        tu_check(err <= bound,
+                 "%s %s %s world=%d rows=%lld: sum of the shards' outputs vs f64 reference err=%.2e (bound %.0e)",
+                 c->name, fmlp_dtype_name(dt), fmlp_mode_name(mode), world, (long long)rows, err, bound);
     }
     free(x);
     free(y);
@@ -134,8 +138,11 @@ int main(void)
     const fmlp_dtype dts[] = {FMLP_F32, FMLP_BF16};
     const int worlds[] = {1, 2, 3, 4, 8};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
-        for (int t = 0; t < 2; t++)
-            for (int w = 0; w < 5; w++) check_sum(ctx, &cases[c], dts[t], worlds[w], w % 2 ? 5 : 16);
+        for (int t = 0; t < 2; t++) {
+            for (int w = 0; w < 5; w++) check_sum(ctx, &cases[c], dts[t], FMLP_MODE_FUSED, worlds[w], w % 2 ? 5 : 16);
+            check_sum(ctx, &cases[c], dts[t], FMLP_MODE_EAGER, 3, 7);
+            check_sum(ctx, &cases[c], dts[t], FMLP_MODE_COMPILED, 3, 7);
+        }
     check_slices(ctx);
     check_errors(ctx);
     fmlp_ctx_destroy(ctx);
