@@ -4,7 +4,9 @@ floors and the limits both sides measured in their runs ("limits": every
 limit line of both streams, each naming its source and shape), a PNG per
 MLP shape (report_png.py), and a short table per shape with the bars of
 issue 4 checked on the tutorial's.
-Usage: report.py fmlp.jsonl torch.jsonl out.json out.png"""
+Usage: report.py fmlp.jsonl torch.jsonl out.json out.png
+REPORT_DATE, REPORT_COMMAND and REPORT_COMMIT, where set, record the
+benchmark run's date, command and commit (the default: now, device_run.sh)."""
 import datetime
 import json
 import os
@@ -114,8 +116,11 @@ def main():
                  + ", ".join(f"{k}={verdict[v]}" for k, v in bars.items()))
     print("\n".join(lines))
     first = shapes[0] if shapes else TUTORIAL
-    doc = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ"),
-           "command": "bash bench/cuda/device_run.sh all",
+    # the run's own record where the caller gives it; else when and how device_run.sh runs it
+    doc = {"date": os.environ.get("REPORT_DATE")
+           or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ"),
+           "command": os.environ.get("REPORT_COMMAND", "bash bench/cuda/device_run.sh all"),
+           "commit": os.environ.get("REPORT_COMMIT", ""),
            "shape": {"dim": first[0], "hidden": first[1], "dtype": "bf16", "bias": False, "act": "gelu_tanh"},
            "shapes": [list(s) for s in shapes],
            "ceilings": ceil, "limits": limits, "bars": bars, "results": data,
