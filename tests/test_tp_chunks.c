@@ -9,7 +9,6 @@
  * in every mode; the shards of an MLP, each split that way and summed
  * chunk by chunk (the all-reduce), match the f64 reference; and a rank's
  * printed plan says how y is reduced. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,12 +170,7 @@ static void check_ranks(fmlp_ctx *ctx, const tu_shape_case *c, fmlp_dtype dt, in
     }
     if (tu_check(s == FMLP_OK, "%s %s world=%d: shards split in %d chunks: %s", c->name, fmlp_dtype_name(dt), world,
                  chunks, s == FMLP_OK ? "" : fmlp_last_error())) {
-        double num = 0, den = 0;
-        for (size_t i = 0; i < ny; i++) {
-            num += (sum[i] - ref[i]) * (sum[i] - ref[i]);
-            den += ref[i] * ref[i];
-        }
-        const double err = den > 0 ? sqrt(num / den) : 1.0;
+        const double err = tu_rel_err_f64(sum, ref, (int64_t)ny);
         tu_check(err <= tu_tol_case(c, dt), "%s %s world=%d rows=%lld chunks=%d: summed chunks vs f64 err=%.2e",
                  c->name, fmlp_dtype_name(dt), world, (long long)rows, chunks, err);
     }

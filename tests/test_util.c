@@ -82,6 +82,17 @@ double tu_rel_err(fmlp_dtype dtype, const void *a, int64_t lda, const double *re
     return sqrt(num / den);
 }
 
+double tu_rel_err_f64(const double *a, const double *ref, int64_t n)
+{
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (!isfinite(a[i]) && isfinite(ref[i])) return INFINITY;
+        num += (a[i] - ref[i]) * (a[i] - ref[i]);
+        den += ref[i] * ref[i];
+    }
+    return den == 0 ? sqrt(num) : sqrt(num / den);
+}
+
 double tu_tol_case(const tu_shape_case *c, fmlp_dtype dtype)
 {
     const int rounded = c->block == FMLP_BLOCK_STACK && c->layers > 2 ? c->layers - 1 : 1;

@@ -28,6 +28,9 @@ double tu_get(fmlp_dtype dtype, const void *p, int64_t i);
  * (where ref is finite) gives +Inf. */
 double tu_rel_err(fmlp_dtype dtype, const void *a, int64_t lda, const double *ref, int64_t ldr, int64_t rows,
                   int64_t cols);
+/* The same over n doubles (sums of several outputs, such as the shards' of
+ * a tensor-parallel forward); a non-finite a where ref is finite gives +Inf. */
+double tu_rel_err_f64(const double *a, const double *ref, int64_t n);
 /* The bound for a dtype: f32 1e-5, bf16 1e-2, f16 2e-3. */
 double tu_tol(fmlp_dtype dtype);
 
