@@ -13,6 +13,7 @@
 #include "cuda/device_util.cuh"
 #include "cuda/kernels.h"
 #include "cuda/mma_sync.cuh"
+#include "cuda/pdl.cuh"
 
 namespace {
 
@@ -237,42 +238,6 @@ __device__ __forceinline__ void gemv_store(const fmlp_cu_gemm_args &p, const flo
                                            int64_t r1, int g, int tq)
 {
     switch (p.act) { FMLP_ACT_TABLE(FMLP_GEMV_STORE_CASE) }
-}
-
-/* Programmatic dependent launch (cc 9.x): a gemv launched with
- * programmatic stream serialization may start while the kernel before it
- * runs. It loads its first weights, then waits for that kernel to finish
- * before it reads x or writes out; launching its own dependents at entry
- * lets the next gemv stream its weights meanwhile. Without the launch
- * attribute both instructions do nothing. */
-__device__ __forceinline__ void pdl_wait()
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;\n" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void pdl_launch_dependents()
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-#endif
-}
-
-/* x as a PDL-launched gemv reads it after pdl_wait: an ordinary load
- * (cached in L1, where the blocks of an SM share x) written as volatile
- * asm, so the compiler keeps it after the wait. Through __ldg, which tells
- * the compiler the data never changes while the kernel runs, some loads
- * were hoisted above the wait and read x while the kernel before was still
- * writing it (test_cuda_pdl); read through L2 only (ld.global.cg) the 16-
- * and 32-row gemvs were 10-20% slower. Launched without PDL, nothing
- * writes x while the gemv runs and it keeps __ldg. */
-__device__ __forceinline__ uint4 ld_after_wait(const void *p)
-{
-    uint4 v;
-    asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "l"(p));
-    return v;
 }
 
 /* A cluster of blocks along grid.y splits K between them (cc 9.x); rank 0
