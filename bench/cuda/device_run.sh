@@ -34,7 +34,7 @@ if [ "$STAGE" != full ]; then
         note "kernel_check: carried binary, quick check $(tail -1 "$OUT/kernel_check_quick.log")"
     else
         nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Isrc bench/cuda/kernel_check.cu src/cuda/gemm.cu \
-            src/cuda/gemm_tma.cu src/cuda/pointwise.cu -lcublasLt -o $KC >"$OUT/kernel_check_build.log" 2>&1
+            src/cuda/gemm_tma.cu src/cuda/pointwise.cu src/cuda/gemv_row.cu -lcublasLt -lcuda -o $KC >"$OUT/kernel_check_build.log" 2>&1
         note "kernel_check: built here rc=$?"
     fi
     if [ -x $KC ]; then

@@ -57,10 +57,25 @@ static double get(int dt, const void *p, size_t i)
     if (dt == FMLP_F16) return __half2float(((const __half *)p)[i]);
     return ((const float *)p)[i];
 }
+/* A positive integer from the environment, or `fallback` when unset. */
+static int64_t env_int(const char *name, int64_t fallback)
+{
+    const char *v = getenv(name);
+    if (!v || !*v) return fallback;
+    char *end;
+    const long long n = strtoll(v, &end, 10);
+    if (*end || n < 1) {
+        fprintf(stderr, "%s: '%s' is not a positive integer\n", name, v);
+        exit(2);
+    }
+    return n;
+}
+
 static const char *dtn(int dt) { return dt == FMLP_F32 ? "f32" : dt == FMLP_BF16 ? "bf16" : "f16"; }
 static double tol(int dt) { return dt == FMLP_F32 ? 1e-5 : dt == FMLP_BF16 ? 1e-2 : 2e-3; }
 
 static int fails = 0, checks = 0, g_sms = 0, g_ccm = 0;
+static bool g_pdl = false; /* launch with programmatic stream serialization */
 
 /* A kernel to check or time: a variant, and for the wgmma variant one of
  * its tile configurations (-1: the one picked for the shape, launched
@@ -128,7 +143,7 @@ static void check_gemm(int dt, bool glu, int act, int64_t m, int64_t n, int64_t 
     CK(cudaMemcpy(dw, hw.data(), hw.size(), cudaMemcpyHostToDevice));
     CK(cudaMemcpy(db, hb.data(), hb.size(), cudaMemcpyHostToDevice));
     CK(cudaMemset(dout, 0xff, m * ldo * es));
-    fmlp_cu_gemm_args a = {dt, act, glu, m, n, k, nw, dx, ldx, dw, bias ? db : NULL, dout, ldo, g_sms, g_ccm, 0, false};
+    fmlp_cu_gemm_args a = {dt, act, glu, m, n, k, nw, dx, ldx, dw, bias ? db : NULL, dout, ldo, g_sms, g_ccm, 0, g_pdl};
     CK(launch(0, &a, v));
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
@@ -273,6 +288,31 @@ static float time_it(cudaStream_t s, const fmlp_cu_gemm_args *a, kv v, int iters
     for (int i = 0; i < 5; i++) CK(launch(s, a, v));
     CK(cudaEventRecord(e0, s));
     for (int i = 0; i < iters; i++) CK(launch(s, a, v));
+    CK(cudaEventRecord(e1, s));
+    CK(cudaEventSynchronize(e1));
+    float ms;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    return ms * 1000.0f / iters;
+}
+
+/* Back-to-back forwards of the gated MLP's two GEMMs (gate/up with the GLU
+ * epilogue, then down) in variant v, each launched with PDL or without. */
+static float time_pair(cudaStream_t s, const fmlp_cu_gemm_args *g, const fmlp_cu_gemm_args *d, kv v, bool pdl, int iters)
+{
+    fmlp_cu_gemm_args gp = *g, dp = *d;
+    gp.pdl = dp.pdl = pdl;
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    for (int i = 0; i < 5; i++) {
+        CK(launch(s, &gp, v));
+        CK(launch(s, &dp, v));
+    }
+    CK(cudaEventRecord(e0, s));
+    for (int i = 0; i < iters; i++) {
+        CK(launch(s, &gp, v));
+        CK(launch(s, &dp, v));
+    }
     CK(cudaEventRecord(e1, s));
     CK(cudaEventSynchronize(e1));
     float ms;
@@ -496,6 +536,20 @@ int main(void)
             }
         }
         if (!wgmma_only) check_gemm(dt, true, FMLP_ACT_GELU_TANH, 7, 50, 33, 35, true, {FMLP_CU_GEMM_SIMT, 0});
+        /* one row, long K: the row-streaming gemv (gemv_row.cu) at both
+         * splits, K off its 256-element batches, x over 48 KB of shared
+         * memory, odd widths, with and without PDL */
+        for (int pdl = 0; pdl < 2 && dt != FMLP_F32 && !wgmma_only; pdl++) {
+            const kv gv = {FMLP_CU_GEMM_GEMV_ROW, 0};
+            g_pdl = pdl;
+            check_gemm(dt, true, FMLP_ACT_GELU_TANH, 1, 13, 2048, 2048, true, gv);
+            check_gemm(dt, false, FMLP_ACT_NONE, 1, 771, 2056, 2056, true, gv);
+            check_gemm(dt, true, FMLP_ACT_SILU, 1, 1000, 4104, 4104, false, gv);
+            check_gemm(dt, false, FMLP_ACT_RELU, 1, 37, 14344, 14344, true, gv);
+            check_gemm(dt, true, FMLP_ACT_GELU_TANH, 1, 100, 30000, 30000, true, gv);
+            check_gemm(dt, false, FMLP_ACT_NONE, 1, 4101, 3072, 3072, true, gv);
+            g_pdl = false;
+        }
         /* many tiles per block: 7 blocks of a persistent grid walk them all
          * (ring wrap across tiles, K tails, odd M and N) */
         for (const kv &v : all) {
@@ -553,11 +607,25 @@ int main(void)
         printf("\n%d checks, %d failed\n", checks, fails);
         return fails ? 1 : 0;
     }
-    /* Speed on the tutorial GeGLU (768 -> 3072 -> 768, bf16). */
+    /* Speed on the tutorial GeGLU (768 -> 3072 -> 768, bf16), or on
+     * KC_DIM -> KC_HIDDEN at the KC_ROWS listed (comma-separated). */
     cudaStream_t s;
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    const int64_t dim = 768, hid = 3072;
-    const int64_t rows[] = {1, 16, 64, 128, 1024, 8192, 32768};
+    const int64_t dim = env_int("KC_DIM", 768), hid = env_int("KC_HIDDEN", 3072);
+    std::vector<int64_t> rows = {1, 16, 64, 128, 1024, 8192, 32768};
+    if (getenv("KC_ROWS")) {
+        rows.clear();
+        for (const char *p = getenv("KC_ROWS"); *p;) {
+            char *end;
+            const long long v = strtoll(p, &end, 10);
+            if (end == p || v < 1) {
+                fprintf(stderr, "KC_ROWS: '%s' is not a comma-separated list of positive row counts\n", getenv("KC_ROWS"));
+                return 2;
+            }
+            rows.push_back(v);
+            p = *end == ',' ? end + 1 : end;
+        }
+    }
     void *x, *w, *b, *h, *w2, *y;
     CK(cudaMalloc(&x, 32768 * dim * 2));
     CK(cudaMalloc(&w, 2 * hid * dim * 2));
@@ -581,6 +649,7 @@ int main(void)
         fmlp_cu_gemm_args g = {FMLP_BF16, FMLP_ACT_GELU_TANH, true, m, hid, dim, 2 * hid, x, dim, w, b, h, hid, sms, ccm, 0, false};
         fmlp_cu_gemm_args dn = {FMLP_BF16, FMLP_ACT_NONE, false, m, dim, hid, dim, h, hid, w2, b, y, dim, sms, ccm, 0, false};
         std::vector<kv> cand = {{FMLP_CU_GEMM_GEMV, 0}, {FMLP_CU_GEMM_GEMV, 1}, {FMLP_CU_GEMM_TILE128, 0}};
+        if (fmlp_cu_gemv_row_applies(&g) || fmlp_cu_gemv_row_applies(&dn)) cand.push_back({FMLP_CU_GEMM_GEMV_ROW, 0});
         if (ccm == 9)
             for (int c = 0; c < fmlp_cu_gemm_wgmma_configs(); c++) cand.push_back({FMLP_CU_GEMM_WGMMA, c});
         const fmlp_cu_gemm_variant picked = fmlp_cu_gemm_pick(&g, sms, ccm);
@@ -594,6 +663,9 @@ int main(void)
                                                      !strcmp(kname(&g, c), fmlp_cu_gemm_name(&g, picked)));
             printf("%-6lld %-34s %10.2f %9.1f | %-34s %10.2f %9.1f%s\n", (long long)m, kname(&g, c), tg,
                    fl / tg * 1e-6, kname(&dn, c), td, fl / 2 / td * 1e-6, is_picked ? "  <- picked" : "");
+            if (c.v == FMLP_CU_GEMM_GEMV || c.v == FMLP_CU_GEMM_GEMV_ROW)
+                printf("%-6lld   both GEMMs back to back: %.2f us, with PDL %.2f us\n", (long long)m,
+                       time_pair(s, &g, &dn, c, false, iters), time_pair(s, &g, &dn, c, true, iters));
         }
     }
     {

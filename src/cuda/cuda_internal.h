@@ -64,6 +64,7 @@ typedef struct {
                                     off while CUPTI records, so each kernel's span is its own work */
     bool pdl_all;                /* FMLP_CUDA_PDL=1: PDL for every gemv, not only those with small weights */
     int one_kernel;              /* FMLP_CU_ONE_*: where a gated MLP's fused forward is one kernel */
+    bool row_gemv;               /* one-row GEMMs on the row-streaming gemv (FMLP_CUDA_ROW_GEMV=0: off) */
     pthread_mutex_t lock;        /* guards the caches below */
 
     cublasLtHandle_t lt;

@@ -63,6 +63,8 @@ fmlp_status fmlp_cu_init(fmlp_ctx *ctx, const fmlp_ctx_options *opt)
     const char *pdl = getenv("FMLP_CUDA_PDL");
     st->pdl = !(pdl && pdl[0] == '0');
     st->pdl_all = pdl && pdl[0] == '1';
+    const char *row = getenv("FMLP_CUDA_ROW_GEMV");
+    st->row_gemv = !(row && row[0] == '0');
     const char *one = getenv("FMLP_CUDA_ONE_KERNEL");
     st->one_kernel = !one || !one[0] ? FMLP_CU_ONE_RESIDENT : one[0] == '0' ? FMLP_CU_ONE_OFF : FMLP_CU_ONE_WHEREVER;
     fmlp_status s = FMLP_OK;

@@ -37,6 +37,14 @@ static bool small_weights(const fmlp_cu_state *st, fmlp_dtype dtype, int64_t nw,
     return 2 * nw * k * (int64_t)fmlp_dtype_size(dtype) <= st->l2_bytes;
 }
 
+/* The kernel's pick for the shape; FMLP_CUDA_ROW_GEMV=0 keeps one-row
+ * GEMMs on the mma gemv (for comparisons). */
+static fmlp_cu_gemm_variant pick_gemm(const fmlp_cu_state *st, const fmlp_cu_gemm_args *a)
+{
+    const fmlp_cu_gemm_variant v = fmlp_cu_gemm_pick(a, st->sm_count, st->cc_major);
+    return v == FMLP_CU_GEMM_GEMV_ROW && !st->row_gemv ? FMLP_CU_GEMM_GEMV : v;
+}
+
 static bool uses_lt(const fmlp_cu_state *st, fmlp_dtype dtype, const fmlp_kernel *k)
 {
     if (k->kind != FMLP_KERNEL_GEMM || k->act != FMLP_ACT_NONE || st->force_own) return false;
@@ -59,7 +67,7 @@ void fmlp_cu_name_kernel(fmlp_ctx *ctx, fmlp_dtype dtype, fmlp_kernel *k)
         const bool glu = k->kind == FMLP_KERNEL_GEMM_GLU;
         fmlp_cu_gemm_args a = {dtype, k->act, glu, k->m, k->n, k->k, glu ? 2 * ((k->n + 7) / 8 * 8) : k->n,
                                NULL, k->k, NULL, NULL, NULL, k->n, st->sm_count, st->cc_major, 0, false};
-        name = fmlp_cu_gemm_name(&a, fmlp_cu_gemm_pick(&a, st->sm_count, st->cc_major));
+        name = fmlp_cu_gemm_name(&a, pick_gemm(st, &a));
         break;
     }
     case FMLP_KERNEL_MLP_GLU: {
@@ -101,11 +109,11 @@ static cudaError_t run_one_kernel(const fmlp_cu_state *st, cudaStream_t stream, 
     if (fmlp_cu_mlp_one_fits(&a)) return fmlp_cu_mlp_one(stream, &a);
     fmlp_cu_gemm_args g = {dtype, k->act, true, k->m, k->hidden, k->k, gu->nw, x->data, x->ld, gu->w, gu->b,
                            ws->data, k->hidden, st->sm_count, st->cc_major, 0, false};
-    cudaError_t e = fmlp_cu_gemm(stream, &g, fmlp_cu_gemm_pick(&g, st->sm_count, st->cc_major));
+    cudaError_t e = fmlp_cu_gemm(stream, &g, pick_gemm(st, &g));
     if (e != cudaSuccess) return e;
     fmlp_cu_gemm_args d = {dtype, FMLP_ACT_NONE, false, k->m, k->n, k->hidden, k->n, ws->data, k->hidden, dn->w, dn->b,
                            y->data, y->ld, st->sm_count, st->cc_major, 0, false};
-    return fmlp_cu_gemm(stream, &d, fmlp_cu_gemm_pick(&d, st->sm_count, st->cc_major));
+    return fmlp_cu_gemm(stream, &d, pick_gemm(st, &d));
 }
 
 static bool packed_for(const fmlp_cu_packed *p, fmlp_dtype dtype, bool glu, int64_t n, int64_t k)
@@ -151,7 +159,7 @@ fmlp_status fmlp_cu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k, c
                                                  small_weights(st, dtype, p->nw, k->k));
         fmlp_cu_gemm_args a = {dtype, k->act, p->glu, k->m, k->n, k->k, p->nw, in0->data, in0->ld, p->w, p->b,
                                out->data, out->ld, st->sm_count, st->cc_major, 0, pdl};
-        e = fmlp_cu_gemm(stream, &a, fmlp_cu_gemm_pick(&a, st->sm_count, st->cc_major));
+        e = fmlp_cu_gemm(stream, &a, pick_gemm(st, &a));
     } else {
         const void *b = in1 ? in1->data : NULL;
         const int64_t ldb = in1 ? in1->ld : 0;

@@ -5,12 +5,14 @@
  *  - tiles (64x64, 128x128): mma.sync m16n8k16 on bf16/f16, a 4-stage
  *    cp.async pipeline, ldmatrix from padded (conflict-free) shared rows;
  *  - gemv (rows <= 64): each warp streams 16 weight rows with 16-byte loads
- *    straight into mma fragments, K split across the block's warps;
+ *    straight into mma fragments, K split across the block's warps (a plain
+ *    GEMM of one row and long K runs gemv_row.cu's row-streaming kernel);
  *  - simt: f32 (TF32 stays off) and any shape or alignment the others reject.
  * The GLU weight packing interleaves gate and up in blocks of 8 rows, so a
  * thread's accumulators hold gate and up of the same output element and the
  * epilogue needs no data exchange. */
 #include "cuda/device_util.cuh"
+#include "cuda/gemv_row.h"
 #include "cuda/kernels.h"
 #include "cuda/mma_sync.cuh"
 #include "cuda/pdl.cuh"
@@ -581,6 +583,13 @@ extern "C" fmlp_cu_gemm_variant fmlp_cu_gemm_pick(const fmlp_cu_gemm_args *a, in
     if (a->x && (((uintptr_t)a->x & 15) || a->ldx % 8)) return FMLP_CU_GEMM_SIMT;
     /* On Hopper the TMA-fed tiles overtake the gemv above 32 rows (measured). */
     const bool hopper = cc_major == 9 && fmlp_cu_gemm_wgmma_ready();
+    /* A plain GEMM at one row streams faster as whole row segments per warp
+     * (gemv_row.cu). A GLU GEMM stays on the mma gemv: standalone the row
+     * kernel was faster (Llama-3-8B gate/up: 64 against 71 us), but in the
+     * forward the mma gemv's PDL launch overlaps the tail of cuBLASLt's down
+     * GEMM before it, and the forward was faster that way (92.3 against
+     * 93.6 us; bench/results/h200_row_gemv_2026-12-02.md). */
+    if (cc_major >= 9 && !a->glu && fmlp_cu_gemv_row_applies(a)) return FMLP_CU_GEMM_GEMV_ROW;
     if (a->m <= (hopper ? 32 : 64)) return FMLP_CU_GEMM_GEMV;
     if (hopper) return FMLP_CU_GEMM_WGMMA;
     const int64_t big = ((a->m + 127) / 128) * ((a->nw + 127) / 128);
@@ -590,6 +599,10 @@ extern "C" fmlp_cu_gemm_variant fmlp_cu_gemm_pick(const fmlp_cu_gemm_args *a, in
 extern "C" const char *fmlp_cu_gemm_name(const fmlp_cu_gemm_args *a, fmlp_cu_gemm_variant v)
 {
     if (v == FMLP_CU_GEMM_WGMMA && a->dtype != FMLP_F32) return fmlp_cu_gemm_wgmma_name(a);
+    if (v == FMLP_CU_GEMM_GEMV_ROW) {
+        if (fmlp_cu_gemv_row_applies(a)) return fmlp_cu_gemv_row_name(a);
+        v = FMLP_CU_GEMM_GEMV;
+    }
     return entry_for(a, v).name;
 }
 
@@ -614,6 +627,10 @@ extern "C" cudaError_t fmlp_cu_gemm(cudaStream_t s, const fmlp_cu_gemm_args *a, 
     }
     if (a->dtype == FMLP_F32) v = FMLP_CU_GEMM_SIMT;
     if (v == FMLP_CU_GEMM_WGMMA) return fmlp_cu_gemm_wgmma(s, a);
+    if (v == FMLP_CU_GEMM_GEMV_ROW) {
+        if (fmlp_cu_gemv_row_applies(a)) return fmlp_cu_gemv_row(s, a);
+        v = FMLP_CU_GEMM_GEMV;
+    }
     const gemm_entry &e = entry_for(a, v);
     void *args[] = {(void *)a};
     switch (v) {

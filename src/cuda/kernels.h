@@ -35,7 +35,8 @@ typedef enum {
     FMLP_CU_GEMM_GEMV = 1,  /* rows <= 64, bf16/f16: streams the weights through mma.sync */
     FMLP_CU_GEMM_TILE64 = 2, /* 64x64 block tiles, mma.sync, cp.async pipeline */
     FMLP_CU_GEMM_TILE128 = 3, /* 128x128 block tiles */
-    FMLP_CU_GEMM_WGMMA = 4    /* Hopper: TMA-fed wgmma tiles (sm_90a image, cc 9.x only) */
+    FMLP_CU_GEMM_WGMMA = 4,   /* Hopper: TMA-fed wgmma tiles (sm_90a image, cc 9.x only) */
+    FMLP_CU_GEMM_GEMV_ROW = 5 /* one row, long K: whole row segments per warp, f32 FMAs (fmlp_cu_gemv_row_applies) */
 } fmlp_cu_gemm_variant;
 
 /* One GEMM: out = epi(x · Wᵀ + b).
@@ -64,6 +65,9 @@ typedef struct {
  * the plan does before buffers exist). */
 fmlp_cu_gemm_variant fmlp_cu_gemm_pick(const fmlp_cu_gemm_args *a, int sm_count, int cc_major);
 const char *fmlp_cu_gemm_name(const fmlp_cu_gemm_args *a, fmlp_cu_gemm_variant v);
+/* Whether the row-streaming variant can run this GEMM: one row, bf16/f16,
+ * K at least 2048 and a multiple of 8, x 16-byte aligned (or NULL). */
+bool fmlp_cu_gemv_row_applies(const fmlp_cu_gemm_args *a);
 cudaError_t fmlp_cu_gemm(cudaStream_t s, const fmlp_cu_gemm_args *a, fmlp_cu_gemm_variant v);
 /* The wgmma variant (gemm_tma.cu); fmlp_cu_gemm dispatches to it. It needs
  * the driver's tensor-map encoder (ready), x and w rows 16-byte aligned.
