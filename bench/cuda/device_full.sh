@@ -26,6 +26,7 @@ for tool in memcheck racecheck synccheck; do
         >"$OUT/san_${tool}_one_kernel.log" 2>&1
     note "$tool(test_cuda_one_kernel) rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san_${tool}_one_kernel.log" | tail -1)"
 done
+BENCH_DATE=$(date -u +%Y-%m-%dT%H:%MZ)
 timeout 120 $B/fmlp_bench_cuda >"$OUT/bench_fmlp.jsonl" 2>"$OUT/bench_fmlp.err"
 note "bench fmlp rc=$? lines=$(wc -l <"$OUT/bench_fmlp.jsonl")"
 grep -A5 '^limits (' "$OUT/bench_fmlp.err" | tee -a "$SUMMARY"
@@ -59,5 +60,10 @@ if [ -n "${SKIP_TORCH:-}" ]; then
 fi
 PYTHONUNBUFFERED=1 timeout 200 python3 bench/cuda/torch_bench.py >"$OUT/bench_torch.jsonl" 2>"$OUT/bench_torch.err"
 note "bench torch rc=$? lines=$(wc -l <"$OUT/bench_torch.jsonl")"
-python3 bench/cuda/report.py "$OUT/bench_fmlp.jsonl" "$OUT/bench_torch.jsonl" "$OUT/h200_geglu.json" "$OUT/h200_geglu.png" >"$OUT/report.txt" 2>&1
+# The report names the run: its date, its commands, and the commit (the
+# device's copy of the tree has no git history, so pass REPORT_COMMIT).
+REPORT_DATE=${REPORT_DATE:-$BENCH_DATE} \
+    REPORT_COMMAND=${REPORT_COMMAND:-"bash bench/cuda/device_run.sh: fmlp_bench_cuda; python3 bench/cuda/torch_bench.py; python3 bench/cuda/report.py bench_fmlp.jsonl bench_torch.jsonl h200_geglu.json h200_geglu.png"} \
+    REPORT_COMMIT=${REPORT_COMMIT:-$(git -C "$HERE/../.." rev-parse --short HEAD 2>/dev/null || echo "unknown (set REPORT_COMMIT)")} \
+    python3 bench/cuda/report.py "$OUT/bench_fmlp.jsonl" "$OUT/bench_torch.jsonl" "$OUT/h200_geglu.json" "$OUT/h200_geglu.png" >"$OUT/report.txt" 2>&1
 cat "$OUT/report.txt" >>"$SUMMARY"

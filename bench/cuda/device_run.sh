@@ -5,6 +5,8 @@
 # its sanitizer runs), full (library, tests, sanitizers, CLI, benchmarks),
 # all (both; the full stage is skipped when the kernel check fails).
 # SKIP_TORCH=1 leaves out the PyTorch side and its report (a visit short of time).
+# REPORT_COMMIT=<commit> names the commit in the report (the device's copy of
+# the tree has no git history).
 # A kernel_check built elsewhere can be carried as build-dev/kernel_check.
 set -u
 STAGE=${1:-all}
