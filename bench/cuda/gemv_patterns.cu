@@ -39,6 +39,97 @@ __global__ void fillk(T *w, size_t n, uint32_t seed)
 struct P { const T *x; const T *w; float *out; int64_t m, n, k; };
 constexpr int W = 4;
 
+/* s + the dot product of 8 bf16 weights and 8 bf16 x values, in order. */
+__device__ __forceinline__ float dot8(uint4 w, uint4 x, float s)
+{
+    const __nv_bfloat162 *a = (const __nv_bfloat162 *)&w, *c = (const __nv_bfloat162 *)&x;
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+        const float2 fa = __bfloat1622float2(a[q]), fc = __bfloat1622float2(c[q]);
+        s = fmaf(fa.x, fc.x, s);
+        s = fmaf(fa.y, fc.y, s);
+    }
+    return s;
+}
+
+__device__ __forceinline__ float warp_sum(float s)
+{
+    for (int o = 16; o; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+    return s;
+}
+
+/* x's one row into shared memory, for the whole block. */
+__device__ __forceinline__ void stage_x(const P &p, uint4 *xs, int64_t kv)
+{
+    for (int64_t i = threadIdx.x; i < kv; i += blockDim.x) xs[i] = __ldg((const uint4 *)p.x + i);
+    __syncthreads();
+}
+
+/* s + the dot product of x (in shared memory) with one weight row's 16-byte
+ * vectors [kb, ke): U loads per lane in flight, then their FMAs. */
+template <int U>
+__device__ __forceinline__ float row_dot(const uint4 *wr, const uint4 *xs, int64_t kb, int64_t ke, int lane, float s)
+{
+    for (int64_t b = kb; b < ke; b += 32 * U) {
+        uint4 v[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int64_t i = b + u * 32 + lane;
+            v[u] = i < ke ? __ldg(wr + i) : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int64_t i = b + u * 32 + lane;
+            if (i < ke) s = dot8(v[u], xs[i], s);
+        }
+    }
+    return s;
+}
+
+/* One 32-wide k chunk of 16 weight rows (wa: row g, wb: row g + 8, 8
+ * consecutive k each) against the NT x row groups, as the library's gemv
+ * feeds mma.sync (the same k permutation for both operands). */
+template <int NT>
+__device__ __forceinline__ void mma_chunk(const P &p, float (&acc)[NT][4], uint4 wa, uint4 wb, int64_t kk, bool in, int g)
+{
+    const uint32_t a0[4] = {wa.x, wb.x, wa.y, wb.y};
+    const uint32_t a1[4] = {wa.z, wb.z, wa.w, wb.w};
+#pragma unroll
+    for (int nt = 0; nt < NT; nt++) {
+        const int64_t xr = nt * 8 + g;
+        const uint4 xv = in && xr < p.m ? __ldg((const uint4 *)(p.x + xr * p.k + kk)) : make_uint4(0, 0, 0, 0);
+        mma16816<T>(acc[nt], a0, xv.x, xv.y);
+        mma16816<T>(acc[nt], a1, xv.z, xv.w);
+    }
+}
+
+/* The mma kernels' end of a 16-row task: warps 1.. hand their sums to warp
+ * 0 through shared memory, warp 0 adds them in warp order and stores rows
+ * rb + g and rb + g + 8. */
+template <int NT>
+__device__ __forceinline__ void reduce_store(const P &p, float (&acc)[NT][4], float (&red)[W - 1][NT * 4][32], int64_t rb)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, tq = lane & 3;
+    if (warp > 0)
+        for (int nt = 0; nt < NT; nt++)
+            for (int e = 0; e < 4; e++) red[warp - 1][nt * 4 + e][lane] = acc[nt][e];
+    __syncthreads();
+    if (warp == 0) {
+        for (int i = 0; i < W - 1; i++)
+            for (int nt = 0; nt < NT; nt++)
+                for (int e = 0; e < 4; e++) acc[nt][e] += red[i][nt * 4 + e][lane];
+        for (int nt = 0; nt < NT; nt++)
+            for (int j = 0; j < 2; j++) {
+                const int64_t xr = nt * 8 + 2 * tq + j;
+                if (xr < p.m) {
+                    p.out[xr * p.n + rb + g] = acc[nt][j];
+                    p.out[xr * p.n + rb + g + 8] = acc[nt][2 + j];
+                }
+            }
+    }
+    __syncthreads();
+}
+
 // mode 0: chunks warp-interleaved (current lib); 1: warp-contiguous
 template <int NT, int U, int MODE>
 __device__ __forceinline__ void task(const P &p, int64_t rg, float (&red)[W - 1][NT * 4][32])
@@ -62,35 +153,10 @@ __device__ __forceinline__ void task(const P &p, int64_t rg, float (&red)[W - 1]
             const int64_t c = MODE == 0 ? b * W * U + warp + u * W : b * W * U + warp * U + u;
             const int64_t kk = c * 32 + tq * 8;
             const bool in = c < nch;
-            const uint32_t a0[4] = {wa[u].x, wb[u].x, wa[u].y, wb[u].y};
-            const uint32_t a1[4] = {wa[u].z, wb[u].z, wa[u].w, wb[u].w};
-#pragma unroll
-            for (int nt = 0; nt < NT; nt++) {
-                const int64_t xr = nt * 8 + g;
-                const uint4 xv = in && xr < p.m ? __ldg((const uint4 *)(p.x + xr * p.k + kk)) : make_uint4(0, 0, 0, 0);
-                mma16816<T>(acc[nt], a0, xv.x, xv.y);
-                mma16816<T>(acc[nt], a1, xv.z, xv.w);
-            }
+            mma_chunk<NT>(p, acc, wa[u], wb[u], kk, in, g);
         }
     }
-    if (warp > 0)
-        for (int nt = 0; nt < NT; nt++)
-            for (int e = 0; e < 4; e++) red[warp - 1][nt * 4 + e][lane] = acc[nt][e];
-    __syncthreads();
-    if (warp == 0) {
-        for (int i = 0; i < W - 1; i++)
-            for (int nt = 0; nt < NT; nt++)
-                for (int e = 0; e < 4; e++) acc[nt][e] += red[i][nt * 4 + e][lane];
-        for (int nt = 0; nt < NT; nt++)
-            for (int j = 0; j < 2; j++) {
-                const int64_t xr = nt * 8 + 2 * tq + j;
-                if (xr < p.m) {
-                    p.out[xr * p.n + r0] = acc[nt][j];
-                    p.out[xr * p.n + r1] = acc[nt][2 + j];
-                }
-            }
-    }
-    __syncthreads();
+    reduce_store<NT>(p, acc, red, rg * 16);
 }
 
 template <int NT, int U, int MODE> __global__ void __launch_bounds__(128) k_mma(P p)
@@ -100,41 +166,17 @@ template <int NT, int U, int MODE> __global__ void __launch_bounds__(128) k_mma(
     for (int64_t t = blockIdx.x; t < ntask; t += gridDim.x) task<NT, U, MODE>(p, t, red);
 }
 
-// m = 1: warp per row, 512 contiguous bytes per instruction; x in smem as f32? keep bf16
+// m = 1: a warp per row, 512 contiguous bytes per load instruction, x in shared memory
 template <int U, int WPB> __global__ void __launch_bounds__(WPB * 32) k_fma(P p)
 {
     extern __shared__ uint4 xs[];
     const int64_t kv = p.k / 8;
-    for (int64_t i = threadIdx.x; i < kv; i += blockDim.x) xs[i] = __ldg((const uint4 *)p.x + i);
-    __syncthreads();
+    stage_x(p, xs, kv);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int64_t tw = (int64_t)gridDim.x * WPB;
     for (int64_t r = (int64_t)blockIdx.x * WPB + warp; r < p.n; r += tw) {
         const uint4 *wr = (const uint4 *)(p.w + r * p.k);
-        float s = 0.f;
-        for (int64_t b = 0; b < kv; b += 32 * U) {
-            uint4 v[U];
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                const int64_t i = b + u * 32 + lane;
-                v[u] = i < kv ? __ldg(wr + i) : make_uint4(0, 0, 0, 0);
-            }
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                const int64_t i = b + u * 32 + lane;
-                if (i < kv) {
-                    const uint4 xv = xs[i];
-                    const __nv_bfloat162 *a = (const __nv_bfloat162 *)&v[u], *c = (const __nv_bfloat162 *)&xv;
-#pragma unroll
-                    for (int q = 0; q < 4; q++) {
-                        const float2 fa = __bfloat1622float2(a[q]), fc = __bfloat1622float2(c[q]);
-                        s = fmaf(fa.x, fc.x, s);
-                        s = fmaf(fa.y, fc.y, s);
-                    }
-                }
-            }
-        }
-        for (int o = 16; o; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+        const float s = warp_sum(row_dot<U>(wr, xs, 0, kv, lane, 0.f));
         if (lane == 0) p.out[r] = s;
     }
 }
@@ -178,36 +220,11 @@ template <int NT, int U, int S> __global__ void __launch_bounds__(128) k_cpa(P p
                 const bool in = kk < p.k;
                 const uint4 wa = *(const uint4 *)(buf + g * STRIDE + u * 64 + tq * 16);
                 const uint4 wb = *(const uint4 *)(buf + (g + 8) * STRIDE + u * 64 + tq * 16);
-                const uint32_t a0[4] = {wa.x, wb.x, wa.y, wb.y};
-                const uint32_t a1[4] = {wa.z, wb.z, wa.w, wb.w};
-#pragma unroll
-                for (int nt = 0; nt < NT; nt++) {
-                    const int64_t xr = nt * 8 + g;
-                    const uint4 xv = in && xr < p.m ? __ldg((const uint4 *)(p.x + xr * p.k + kk)) : make_uint4(0, 0, 0, 0);
-                    mma16816<T>(acc[nt], a0, xv.x, xv.y);
-                    mma16816<T>(acc[nt], a1, xv.z, xv.w);
-                }
+                mma_chunk<NT>(p, acc, wa, wb, kk, in, g);
             }
             __syncwarp();
         }
-        if (warp > 0)
-            for (int nt = 0; nt < NT; nt++)
-                for (int e = 0; e < 4; e++) red[warp - 1][nt * 4 + e][lane] = acc[nt][e];
-        __syncthreads();
-        if (warp == 0) {
-            for (int i = 0; i < W - 1; i++)
-                for (int nt = 0; nt < NT; nt++)
-                    for (int e = 0; e < 4; e++) acc[nt][e] += red[i][nt * 4 + e][lane];
-            for (int nt = 0; nt < NT; nt++)
-                for (int j = 0; j < 2; j++) {
-                    const int64_t xr = nt * 8 + 2 * tq + j;
-                    if (xr < p.m) {
-                        p.out[xr * p.n + rb + g] = acc[nt][j];
-                        p.out[xr * p.n + rb + g + 8] = acc[nt][2 + j];
-                    }
-                }
-        }
-        __syncthreads();
+        reduce_store<NT>(p, acc, red, rb);
     }
 }
 template <int NT, int U, int S> constexpr int cpa_smem() { return W * S * 16 * (U * 64 + 64); }
@@ -218,41 +235,14 @@ template <int U, int SPLIT> __global__ void __launch_bounds__(256) k_fmas(P p)
     extern __shared__ uint4 xs[];
     __shared__ float part[8];
     const int64_t kv = p.k / 8;
-    for (int64_t i = threadIdx.x; i < kv; i += blockDim.x) xs[i] = __ldg((const uint4 *)p.x + i);
-    __syncthreads();
+    stage_x(p, xs, kv);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     constexpr int RPB = 8 / SPLIT;
     const int sub = warp % SPLIT, rr = warp / SPLIT;
     const int64_t per = (kv + SPLIT - 1) / SPLIT, kb = sub * per, ke = kb + per < kv ? kb + per : kv;
     for (int64_t r0 = (int64_t)blockIdx.x * RPB; r0 < p.n; r0 += (int64_t)gridDim.x * RPB) {
         const int64_t r = r0 + rr;
-        float s = 0.f;
-        if (r < p.n) {
-            const uint4 *wr = (const uint4 *)(p.w + r * p.k);
-            for (int64_t b = kb; b < ke; b += 32 * U) {
-                uint4 v[U];
-#pragma unroll
-                for (int u = 0; u < U; u++) {
-                    const int64_t i = b + u * 32 + lane;
-                    v[u] = i < ke ? __ldg(wr + i) : make_uint4(0, 0, 0, 0);
-                }
-#pragma unroll
-                for (int u = 0; u < U; u++) {
-                    const int64_t i = b + u * 32 + lane;
-                    if (i < ke) {
-                        const uint4 xv = xs[i];
-                        const __nv_bfloat162 *a = (const __nv_bfloat162 *)&v[u], *c = (const __nv_bfloat162 *)&xv;
-#pragma unroll
-                        for (int q = 0; q < 4; q++) {
-                            const float2 fa = __bfloat1622float2(a[q]), fc = __bfloat1622float2(c[q]);
-                            s = fmaf(fa.x, fc.x, s);
-                            s = fmaf(fa.y, fc.y, s);
-                        }
-                    }
-                }
-            }
-        }
-        for (int o = 16; o; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+        const float s = warp_sum(r < p.n ? row_dot<U>((const uint4 *)(p.w + r * p.k), xs, kb, ke, lane, 0.f) : 0.f);
         if (lane == 0) part[warp] = s;
         __syncthreads();
         if (threadIdx.x < RPB && r0 + threadIdx.x < p.n) {
@@ -284,8 +274,7 @@ template <int U, int SPLIT> __global__ void __launch_bounds__(256) k_fmad(P p)
     extern __shared__ uint4 xs[];
     __shared__ float part[2][8];
     const int64_t kv = p.k / 8;
-    for (int64_t i = threadIdx.x; i < kv; i += blockDim.x) xs[i] = __ldg((const uint4 *)p.x + i);
-    __syncthreads();
+    stage_x(p, xs, kv);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     constexpr int RPB = 8 / SPLIT;
     const int sub = warp % SPLIT, rr = warp / SPLIT;
@@ -302,19 +291,10 @@ template <int U, int SPLIT> __global__ void __launch_bounds__(256) k_fmad(P p)
 #pragma unroll
         for (int u = 0; u < U; u++) {
             const int64_t i = kb + b * 32 * U + u * 32 + lane;
-            if (i < ke) {
-                const uint4 xv = xs[i];
-                const __nv_bfloat162 *a = (const __nv_bfloat162 *)&v[u], *c = (const __nv_bfloat162 *)&xv;
-#pragma unroll
-                for (int j = 0; j < 4; j++) {
-                    const float2 fa = __bfloat1622float2(a[j]), fc = __bfloat1622float2(c[j]);
-                    s = fmaf(fa.x, fc.x, s);
-                    s = fmaf(fa.y, fc.y, s);
-                }
-            }
+            if (i < ke) s = dot8(v[u], xs[i], s);
         }
         if (b == nb - 1) {
-            for (int o = 16; o; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+            s = warp_sum(s);
             if (lane == 0) part[q & 1][warp] = s;
             s = 0.f;
             __syncthreads();
