@@ -15,6 +15,7 @@
 #include "cuda/device_util.cuh"
 #include "cuda/gemv_row.h"
 #include "cuda/pdl.cuh"
+#include "cuda/row_dot.cuh"
 
 namespace {
 
@@ -26,28 +27,6 @@ constexpr int ROW_WAVE_BLOCKS = 4;
 constexpr int64_t ROW_RUN_BYTES = 64 * 1024;
 constexpr int64_t ROW_MIN_K = 2048; /* below it the mma gemv was as fast or faster (768: 4.2 against 4.9 us) */
 constexpr int64_t ROW_MAX_SMEM = 160 * 1024;
-
-template <typename T> __device__ __forceinline__ float2 pair_f32(uint32_t v);
-template <> __device__ __forceinline__ float2 pair_f32<__nv_bfloat16>(uint32_t v)
-{
-    return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(&v));
-}
-template <> __device__ __forceinline__ float2 pair_f32<__half>(uint32_t v)
-{
-    return __half22float2(*reinterpret_cast<const __half2 *>(&v));
-}
-
-template <typename T> __device__ __forceinline__ float dot8(uint4 w, uint4 x, float s)
-{
-    const uint32_t ws[4] = {w.x, w.y, w.z, w.w}, xs[4] = {x.x, x.y, x.z, x.w};
-#pragma unroll
-    for (int q = 0; q < 4; q++) {
-        const float2 a = pair_f32<T>(ws[q]), b = pair_f32<T>(xs[q]);
-        s = fmaf(a.x, b.x, s);
-        s = fmaf(a.y, b.y, s);
-    }
-    return s;
-}
 
 /* The packed weight row a warp streams for output group q: plain, one row
  * per warp group; GLU, the gate and the up row of one hidden column
@@ -114,7 +93,7 @@ template <typename T, bool GLU, int SPLIT, bool PDL> __device__ __forceinline__ 
 #pragma unroll
             for (int u = 0; u < ROW_U; u++) {
                 const int64_t i = b + u * 32 + lane;
-                if (i < ke) s = dot8<T>(v[u], xs[i], s);
+                if (i < ke) s = fmlp_dot8<T>(v[u], xs[i], s);
             }
         }
         for (int o = 16; o; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);

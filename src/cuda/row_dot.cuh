@@ -1,0 +1,34 @@
+/* Why: the kernels that stream whole weight-row segments at one row
+ * (gemv_row.cu, mlp_stream.cu) multiply 16-byte words of weights with x in
+ * f32 FMAs, in the same order, so both give the same sums. */
+#ifndef FMLP_CUDA_ROW_DOT_CUH
+#define FMLP_CUDA_ROW_DOT_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+template <typename T> __device__ __forceinline__ float2 fmlp_pair_f32(uint32_t v);
+template <> __device__ __forceinline__ float2 fmlp_pair_f32<__nv_bfloat16>(uint32_t v)
+{
+    return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(&v));
+}
+template <> __device__ __forceinline__ float2 fmlp_pair_f32<__half>(uint32_t v)
+{
+    return __half22float2(*reinterpret_cast<const __half2 *>(&v));
+}
+
+/* s + the dot product of 8 weights and 8 x values, in element order. */
+template <typename T> __device__ __forceinline__ float fmlp_dot8(uint4 w, uint4 x, float s)
+{
+    const uint32_t ws[4] = {w.x, w.y, w.z, w.w}, xs[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+        const float2 a = fmlp_pair_f32<T>(ws[q]), b = fmlp_pair_f32<T>(xs[q]);
+        s = fmaf(a.x, b.x, s);
+        s = fmaf(a.y, b.y, s);
+    }
+    return s;
+}
+
+#endif
