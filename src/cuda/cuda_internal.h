@@ -65,6 +65,7 @@ typedef struct {
     bool pdl_all;                /* FMLP_CUDA_PDL=1: PDL for every gemv, not only those with small weights */
     int one_kernel;              /* FMLP_CU_ONE_*: where a gated MLP's fused forward is one kernel */
     bool row_gemv;               /* one-row GEMMs on the row-streaming gemv (FMLP_CUDA_ROW_GEMV=0: off) */
+    int row_stream;              /* FMLP_CU_ROW_STREAM_*: the one-row one-kernel MLP (FMLP_CUDA_ROW_STREAM) */
     pthread_mutex_t lock;        /* guards the caches below */
 
     cublasLtHandle_t lt;
@@ -162,7 +163,8 @@ static inline fmlp_cu_mlp_args fmlp_cu_mlp_shape(const fmlp_cu_state *st, fmlp_d
                                                  int64_t dim, int64_t hidden, int64_t out)
 {
     return (fmlp_cu_mlp_args){.dtype = dtype, .act = act, .m = rows, .dim = dim, .hidden = hidden, .out = out,
-                              .ldx = dim, .sm_count = st->sm_count, .cc_major = st->cc_major};
+                              .ldx = dim, .sm_count = st->sm_count, .cc_major = st->cc_major,
+                              .row_stream = st->row_stream};
 }
 
 /* ---- dispatch.c: naming and launching planned kernels */

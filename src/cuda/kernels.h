@@ -103,19 +103,30 @@ typedef struct {
     void *h, *scratch;
     int sm_count; /* one block per multiprocessor; 0: assume 132 */
     int cc_major;
+    int row_stream; /* FMLP_CU_ROW_STREAM_*: where one row takes the row-streaming form (mlp_stream.cu) */
     /* filled by the launcher */
     int pieces;     /* the down projection's K pieces */
     float *part;    /* their partial sums */
     unsigned *count; /* pieces finished, per group of 16 outputs */
 } fmlp_cu_mlp_args;
 
+enum { FMLP_CU_ROW_STREAM_OFF = 0, FMLP_CU_ROW_STREAM_DEFAULT = 1, FMLP_CU_ROW_STREAM_WHEREVER = 2 };
+
 bool fmlp_cu_mlp_one_fits(const fmlp_cu_mlp_args *a);
-/* Whether each SM holding down weights holds one group of 16 outputs in
- * shared memory (the "_smem" kernels), rather than streaming K pieces. */
-bool fmlp_cu_mlp_one_resident(const fmlp_cu_mlp_args *a);
+/* Whether the one kernel runs without being asked for everywhere
+ * (FMLP_CUDA_ONE_KERNEL=1): where each SM holding down weights holds one
+ * group of 16 outputs in shared memory (the "_smem" kernels), or at one
+ * row in the row-streaming form. */
+bool fmlp_cu_mlp_one_by_default(const fmlp_cu_mlp_args *a);
 size_t fmlp_cu_mlp_one_scratch(const fmlp_cu_mlp_args *a);
 const char *fmlp_cu_mlp_one_name(const fmlp_cu_mlp_args *a);
 cudaError_t fmlp_cu_mlp_one(cudaStream_t s, const fmlp_cu_mlp_args *a);
+/* The one-row form (mlp_stream.cu), which fmlp_cu_mlp_one launches where
+ * a->row_stream allows it: one row, cc 9.x, dim and hidden multiples of 8
+ * and at most 16384; it needs no scratch. */
+bool fmlp_cu_mlp_stream_fits(const fmlp_cu_mlp_args *a);
+const char *fmlp_cu_mlp_stream_name(const fmlp_cu_mlp_args *a);
+cudaError_t fmlp_cu_mlp_stream(cudaStream_t s, const fmlp_cu_mlp_args *a);
 
 #ifdef __cplusplus
 }

@@ -31,13 +31,16 @@ fmlp_mode fmlp_cu_auto_mode(fmlp_ctx *ctx, fmlp_block block, fmlp_dtype dtype, i
 }
 
 /* The one-kernel MLP (mlp_one.cu) on Hopper at up to 16 rows, where its
- * down groups stay in shared memory. Measured on the H200
+ * down groups stay in shared memory, and at one row in its row-streaming
+ * form (mlp_stream.cu) wherever that fits. Measured on the H200
  * (bench/results/h200_one_kernel_2026-12-01.md), the tutorial's shape in a
  * graph: 8.2 us against 8.7 for the two gemvs at 1 row L2-warm, 10.4
  * against 13.4 L2-cold; at 16 rows 11.1 / 13.3 against 11.9 / 16.8. With
- * the down projection streamed (Llama-3-8B) it was no faster at 1 row and
- * slower at 16 (122 us against 98), so it runs there only when
- * FMLP_CUDA_ONE_KERNEL=1 asks for it wherever it fits. */
+ * the down projection streamed in K pieces (Llama-3-8B) it was no faster
+ * at 1 row and slower at 16 (122 us against 98), so that form runs only
+ * when FMLP_CUDA_ONE_KERNEL=1 asks for it wherever it fits; the row stream
+ * took the Llama-3-8B MLP's one row from 92-93 to 90 us and below
+ * (bench/results/h200_row_stream_2026-12-02.md). */
 bool fmlp_cu_one_kernel(fmlp_ctx *ctx, const fmlp_mlp_desc *d, int64_t rows, int64_t *ws_bytes)
 {
     const fmlp_cu_state *st = fmlp_cu_state_of(ctx);
@@ -45,7 +48,7 @@ bool fmlp_cu_one_kernel(fmlp_ctx *ctx, const fmlp_mlp_desc *d, int64_t rows, int
     const fmlp_cu_mlp_args a =
         fmlp_cu_mlp_shape(st, d->dtype, d->act, rows, d->dim, d->hidden, d->out_dim ? d->out_dim : d->dim);
     if (!fmlp_cu_mlp_one_fits(&a)) return false;
-    if (st->one_kernel == FMLP_CU_ONE_RESIDENT && !fmlp_cu_mlp_one_resident(&a)) return false;
+    if (st->one_kernel == FMLP_CU_ONE_RESIDENT && !fmlp_cu_mlp_one_by_default(&a)) return false;
     *ws_bytes = (int64_t)fmlp_cu_mlp_one_scratch(&a);
     return true;
 }

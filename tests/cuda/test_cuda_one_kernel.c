@@ -2,12 +2,14 @@
  * cooperative kernel (mlp_one.cu): a grid-wide barrier between gate/up and
  * down, and the down projection's K pieces added by whichever team
  * finishes its output group last, or by SMs that hold a down group in
- * shared memory. A missing barrier or a miscounted piece shows up only at
- * some row counts and shapes, so every row count 1..16 is run, on shapes
- * that take each way and put the down projection in one piece and in many,
- * outputs off the 16-column grid, with and without bias; each result is
- * held to the f64 reference, repeated and replayed from a graph for the
- * same bits, and the plan must say one kernel. */
+ * shared memory; at one row the row-streaming form (mlp_stream.cu), whose
+ * blocks own shares of columns that cut across the gate/up packing. A
+ * missing barrier or a miscounted piece shows up only at some row counts
+ * and shapes, so every row count 1..16 is run, on shapes that take each
+ * way and put the down projection in one piece and in many, outputs off
+ * the 16-column grid, K split over 1 to 16 warps, with and without bias;
+ * each result is held to the f64 reference, repeated and replayed from a
+ * graph for the same bits, and the plan must name the kernel. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,7 @@ static const shape shapes[] = {
     {200, 328, 77, FMLP_ACT_SILU, false},       /* resident, outputs off the grid of 16 */
     {256, 5376, 520, FMLP_ACT_GELU_TANH, true}, /* down streamed (168 KB a group), K in many pieces */
     {64, 64, 8200, FMLP_ACT_GELU, true},        /* more output groups than SMs: streamed, one piece each */
+    {520, 9000, 300, FMLP_ACT_SILU, true},      /* one row: the down rows split over all 16 warps */
 };
 
 static bool hopper(fmlp_ctx *ctx)
@@ -33,7 +36,8 @@ static bool hopper(fmlp_ctx *ctx)
     return ctx->be->device_props && ctx->be->device_props(ctx, &p) && p.compute_major == 9;
 }
 
-static void run_case(fmlp_ctx *ctx, const shape *sh, fmlp_dtype dt, int64_t rows, bool one_expected)
+/* `want`: the substring the one kernel's name must hold, NULL when the plan is not checked. */
+static void run_case(fmlp_ctx *ctx, const shape *sh, fmlp_dtype dt, int64_t rows, const char *want)
 {
     const fmlp_mlp_desc d = {FMLP_BLOCK_GATED, sh->dim, sh->hidden, sh->out, 0, sh->act, sh->bias, dt};
     char what[96];
@@ -44,9 +48,9 @@ static void run_case(fmlp_ctx *ctx, const shape *sh, fmlp_dtype dt, int64_t rows
         return;
     fmlp_plan_info plan;
     if (tu_check(fmlp_mlp_plan(m, FMLP_MODE_FUSED, rows, &plan) == FMLP_OK, "%s: plan: %s", what, fmlp_last_error()) &&
-        one_expected)
-        tu_check(plan.n_kernels == 1 && strstr(plan.kernels[0].name, "onekernel") != NULL,
-                 "%s: fused is one kernel (%d, %s)", what, plan.n_kernels, plan.kernels[0].name);
+        want)
+        tu_check(plan.n_kernels == 1 && strstr(plan.kernels[0].name, want) != NULL, "%s: fused is one %s kernel (%d, %s)",
+                 what, want, plan.n_kernels, plan.kernels[0].name);
 
     const int64_t nx = rows * sh->dim, ny = rows * sh->out;
     uint16_t *hx = malloc(2 * (size_t)nx), *hy = malloc(2 * (size_t)ny), *h2 = malloc(2 * (size_t)ny);
@@ -129,8 +133,48 @@ static int fused_kernels(fmlp_ctx *ctx, const fmlp_mlp_desc *d, int64_t rows, co
     return n;
 }
 
-/* By default one kernel only where the down groups stay resident; never
- * above 16 rows, nor with FMLP_CUDA_ONE_KERNEL=0. */
+/* A NaN in x reaches every output through every h, in both forms. */
+static void nan_spreads(fmlp_ctx *ctx, const shape *sh)
+{
+    const fmlp_mlp_desc d = {FMLP_BLOCK_GATED, sh->dim, sh->hidden, sh->out, 0, sh->act, sh->bias, FMLP_BF16};
+    uint16_t *hx = malloc(2 * (size_t)sh->dim), *hy = malloc(2 * (size_t)sh->out);
+    tu_fill(FMLP_BF16, hx, sh->dim, -1, 1, NULL);
+    hx[sh->dim / 3] = 0x7fc0; /* bf16 quiet NaN */
+    fmlp_mlp *m = NULL;
+    fmlp_tensor x, y;
+    fmlp_status s = fmlp_mlp_create(ctx, &d, 9, &m);
+    if (s == FMLP_OK) s = ct_upload(ctx, FMLP_BF16, hx, 1, sh->dim, sh->dim, &x);
+    if (s == FMLP_OK) s = fmlp_tensor_alloc(ctx, FMLP_BF16, 1, sh->out, &y);
+    if (s == FMLP_OK) s = fmlp_mlp_forward(m, FMLP_MODE_FUSED, &x, &y);
+    if (s == FMLP_OK) s = fmlp_ctx_synchronize(ctx);
+    if (s == FMLP_OK) s = ct_download(ctx, &y, hy);
+    if (tu_check(s == FMLP_OK, "NaN in x %lldx%lld: forward: %s", (long long)sh->dim, (long long)sh->hidden,
+                 fmlp_last_error())) {
+        int64_t finite = 0;
+        for (int64_t i = 0; i < sh->out; i++) finite += (hy[i] & 0x7f80) != 0x7f80 || (hy[i] & 0x7f) == 0;
+        tu_check(finite == 0, "NaN in x %lldx%lld: %lld of %lld outputs are not NaN", (long long)sh->dim,
+                 (long long)sh->hidden, (long long)finite, (long long)sh->out);
+    }
+    fmlp_tensor_free(ctx, &x);
+    fmlp_tensor_free(ctx, &y);
+    fmlp_mlp_destroy(m);
+    free(hx);
+    free(hy);
+}
+
+/* A context made with one environment variable set, which is then unset. */
+static fmlp_ctx *ctx_with(const char *name, const char *value)
+{
+    setenv(name, value, 1);
+    fmlp_ctx *c = ct_ctx();
+    unsetenv(name);
+    return c;
+}
+
+/* By default one kernel where the down groups stay resident and, in the
+ * row-streaming form, at one row; never above 16 rows, nor with
+ * FMLP_CUDA_ONE_KERNEL=0; FMLP_CUDA_ROW_STREAM=0 keeps one row on the
+ * two kernels where the down projection would stream. */
 static void where_not(fmlp_ctx *ctx)
 {
     const fmlp_mlp_desc d = {FMLP_BLOCK_GATED, 768, 3072, 0, 0, FMLP_ACT_GELU_TANH, true, FMLP_BF16};
@@ -141,13 +185,19 @@ static void where_not(fmlp_ctx *ctx)
     if (dflt) {
         n = fused_kernels(dflt, &d, 1, "default, resident");
         tu_check(n == 1, "by default the tutorial's shape at 1 row is one kernel (%d)", n);
-        n = fused_kernels(dflt, &streamed, 1, "default, streamed");
-        tu_check(n == 2, "by default a streamed down projection keeps two kernels (%d)", n);
+        n = fused_kernels(dflt, &streamed, 1, "default, streamed, 1 row");
+        tu_check(n == 1, "by default a streamed down projection at 1 row is one (row-streaming) kernel (%d)", n);
+        n = fused_kernels(dflt, &streamed, 2, "default, streamed, 2 rows");
+        tu_check(n == 2, "by default a streamed down projection keeps two kernels at 2 rows (%d)", n);
         fmlp_ctx_destroy(dflt);
     }
-    setenv("FMLP_CUDA_ONE_KERNEL", "0", 1);
-    fmlp_ctx *off = ct_ctx();
-    unsetenv("FMLP_CUDA_ONE_KERNEL");
+    fmlp_ctx *norow = ctx_with("FMLP_CUDA_ROW_STREAM", "0");
+    if (norow) {
+        n = fused_kernels(norow, &streamed, 1, "FMLP_CUDA_ROW_STREAM=0");
+        tu_check(n == 2, "FMLP_CUDA_ROW_STREAM=0: a streamed down projection keeps two kernels at 1 row (%d)", n);
+        fmlp_ctx_destroy(norow);
+    }
+    fmlp_ctx *off = ctx_with("FMLP_CUDA_ONE_KERNEL", "0");
     if (!off) return;
     n = fused_kernels(off, &d, 1, "FMLP_CUDA_ONE_KERNEL=0");
     tu_check(n == 2, "FMLP_CUDA_ONE_KERNEL=0: fused is two kernels at 1 row (%d)", n);
@@ -157,23 +207,37 @@ static void where_not(fmlp_ctx *ctx)
 int main(void)
 {
     tu_seed();
-    /* every shape that fits, streamed down projections too */
-    setenv("FMLP_CUDA_ONE_KERNEL", "1", 1);
-    fmlp_ctx *ctx = ct_ctx();
-    unsetenv("FMLP_CUDA_ONE_KERNEL");
+    /* every shape that fits, streamed down projections too; at one row the
+     * other forms through contexts of their own */
+    fmlp_ctx *ctx = ctx_with("FMLP_CUDA_ONE_KERNEL", "1");
     if (!ctx) return tu_finish();
     const bool one = hopper(ctx);
     if (!one) tu_skip("the one-kernel plan runs on Hopper only; checking the fused plan's results only");
+    setenv("FMLP_CUDA_ONE_KERNEL", "1", 1);
+    fmlp_ctx *norow = ctx_with("FMLP_CUDA_ROW_STREAM", "0");
+    unsetenv("FMLP_CUDA_ONE_KERNEL");
+    fmlp_ctx *row = ctx_with("FMLP_CUDA_ROW_STREAM", "1");
     /* FMLP_TEST_QUICK (the sanitizer runs): three row counts */
     const bool quick = getenv("FMLP_TEST_QUICK") != NULL;
-    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
         for (int64_t rows = 1; rows <= 16; rows += quick ? 7 : 1) {
-            run_case(ctx, &shapes[i], FMLP_BF16, rows, one);
-            if (rows % 5 == 1) run_case(ctx, &shapes[i], FMLP_F16, rows, one);
+            run_case(ctx, &shapes[i], FMLP_BF16, rows, one ? "onekernel" : NULL);
+            if (rows % 5 == 1) run_case(ctx, &shapes[i], FMLP_F16, rows, one ? "onekernel" : NULL);
         }
+        for (int dt = 0; dt < 2; dt++) {
+            const fmlp_dtype t = dt ? FMLP_F16 : FMLP_BF16;
+            if (norow) run_case(norow, &shapes[i], t, 1, one ? "onekernel" : NULL);
+            if (row) run_case(row, &shapes[i], t, 1, one ? "rowstream" : NULL);
+        }
+    }
+    if (row) nan_spreads(row, &shapes[0]);
+    if (norow) nan_spreads(norow, &shapes[0]);
+    nan_spreads(ctx, &shapes[4]);
     misaligned(ctx, FMLP_BF16);
     misaligned(ctx, FMLP_F16);
     if (one) where_not(ctx);
+    if (row) fmlp_ctx_destroy(row);
+    if (norow) fmlp_ctx_destroy(norow);
     fmlp_ctx_destroy(ctx);
     return tu_finish();
 }

@@ -1,0 +1,288 @@
+/* Why: at one row a gated MLP's forward is a stream of its weights, and the
+ * Llama-3-8B MLP's 352 MB take 80 us at the H200's plain read speed. Two
+ * kernels lose time at their boundary and in cuBLASLt's split-K tail, and
+ * the mma-fragment loads of the one-kernel MLP (mlp_one.cu) read a one-row
+ * stream slowly (bench/results/h200_row_gemv_2026-12-02.md). So this form of
+ * the one kernel streams whole row segments, as the row gemv does, through
+ * both GEMMs in one cooperative launch of one block per SM:
+ *
+ * - A block owns a contiguous share of the hidden columns (their gate and
+ *   up rows), then of the down projection's outputs, so every SM streams
+ *   the same bytes in each phase.
+ * - A group of warps shares a row; each lane holds 16-byte words at fixed
+ *   positions of it, so its x words for those positions stay in registers
+ *   for the whole phase. Each thread streams its words of the next batches
+ *   of rows into its own slots of a shared-memory ring (cp.async), so
+ *   several batches are in flight and no thread waits for another. Per-row
+ *   sums go to shared memory and are added in warp order once the block's
+ *   rows are done: the same bits every run, and no barrier in the stream.
+ * - Before the grid-wide barrier between the phases each block starts the
+ *   loads of its first down rows, so HBM stays busy while the slowest SM
+ *   finishes gate/up.
+ * Measured: bench/results/h200_row_stream_2026-12-02.md. */
+#include <cooperative_groups.h>
+
+#include "cuda/device_util.cuh"
+#include "cuda/kernels.h"
+#include "cuda/row_dot.cuh"
+
+namespace cg = cooperative_groups;
+
+namespace {
+
+constexpr int RS_WARPS = 16, RS_THREADS = RS_WARPS * 32;
+/* 16-byte weight words per thread in one batch of rows, and the batches in
+ * flight (cp.async into shared memory). Measured on the H200 (Llama-3-8B,
+ * tutorial and 2048 -> 11008 MLPs, one row): 4 x 4 as fast as 8 x 3,
+ * 8 x 2 and 4 x 6, and all of them as fast as loads into two register
+ * batches of 8 words; a single register batch of 4 took 93.1 us against
+ * 87.1 for the Llama-3-8B MLP. */
+constexpr int RS_LOADS = 4;
+constexpr int RS_STAGES = 4;
+constexpr size_t RS_MAX_SMEM = 227 * 1024;
+
+/* How a block streams a matrix of k columns: w warps share a row, each lane
+ * holding c 16-byte words of it (w the fewest that keep c <= cm); the
+ * block's g = 16 / w groups of warps take the rows in turn. */
+struct layout {
+    int w, g, c;
+};
+
+__host__ __device__ inline layout layout_for(int64_t k, int cm)
+{
+    const int64_t kv = k / 8;
+    int w = 1;
+    while (w < RS_WARPS && (kv + 32 * w - 1) / (32 * w) > cm) w *= 2;
+    return {w, RS_WARPS / w, (int)((kv + 32 * w - 1) / (32 * w))};
+}
+
+/* One thread's place in the stream of a matrix: its group and warp within
+ * the group, its first word, the stride between its words, which of its
+ * CM words exist (bit i), and the block's row count. */
+struct place {
+    layout l;
+    int g, wg, lane, j0, step;
+    unsigned words;
+    int kv, rows;
+};
+
+__device__ __forceinline__ place place_for(int64_t k, int cm, int64_t rows)
+{
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const layout l = layout_for(k, cm);
+    const int wg = warp % l.w, j0 = wg * 32 + lane, step = 32 * l.w, kv = (int)(k / 8);
+    unsigned words = 0;
+    for (int i = 0; i < l.c; i++)
+        if (j0 + i * step < kv) words |= 1u << i;
+    return {l, warp / l.w, wg, lane, j0, step, words, kv, (int)rows};
+}
+
+/* The x (or h) words matching the thread's weight words; zero past the row. */
+template <int CM, bool COHERENT>
+__device__ __forceinline__ void load_x(uint4 (&xr)[CM], const uint4 *x, const place &pl)
+{
+#pragma unroll
+    for (int i = 0; i < CM; i++) {
+        const int j = pl.j0 + i * pl.step;
+        xr[i] = !(pl.words >> i & 1) ? make_uint4(0, 0, 0, 0) : COHERENT ? __ldcg(x + j) : __ldg(x + j);
+    }
+}
+
+/* Each thread copies its own weight words into its own slots of a ring in
+ * shared memory (cp.async, RS_STAGES batches deep) and reads back only
+ * those, so no barrier is needed between threads; in a stage, consecutive
+ * threads' words are adjacent, so a warp reads 512 contiguous bytes. */
+__device__ __forceinline__ void cp_async16(uint4 *dst, const uint4 *src)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src)
+                 : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+
+template <int CM, int RB> __device__ __forceinline__ uint4 *slot(uint4 *ring, int it, int q, int i)
+{
+    return ring + ((it % RS_STAGES) * RB * CM + q * CM + i) * RS_THREADS + threadIdx.x;
+}
+
+/* Starts batch `it` of the group's rows (rows g + groups * (it * RB + q) of
+ * the block's; `row` maps them to the matrix's), one commit group. */
+template <int CM, int RB, class Row>
+__device__ __forceinline__ void issue_batch(uint4 *ring, const uint4 *w, const place &pl, int it, const Row &row)
+{
+#pragma unroll
+    for (int q = 0; q < RB; q++) {
+        const int r = pl.g + pl.l.g * (it * RB + q);
+        if (r >= pl.rows) break;
+        const uint4 *wr = w + row(r) * pl.kv + pl.j0;
+#pragma unroll
+        for (int i = 0; i < CM; i++)
+            if (pl.words >> i & 1) cp_async16(slot<CM, RB>(ring, it, q, i), wr + i * pl.step);
+    }
+    cp_async_commit();
+}
+
+/* Each row's warp sum into part[row * w + warp in group]. */
+template <typename T, int CM, int RB>
+__device__ __forceinline__ void dot_batch(uint4 *ring, const uint4 (&xr)[CM], const place &pl, int it, float *part)
+{
+#pragma unroll
+    for (int q = 0; q < RB; q++) {
+        const int r = pl.g + pl.l.g * (it * RB + q);
+        if (r >= pl.rows) return;
+        float s = 0.0f;
+#pragma unroll
+        for (int i = 0; i < CM; i++)
+            if (pl.words >> i & 1) s = fmlp_dot8<T>(*slot<CM, RB>(ring, it, q, i), xr[i], s);
+        for (int o = 16; o; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+        if (pl.lane == 0) part[r * pl.l.w + pl.wg] = s;
+    }
+}
+
+template <int CM, int RB, class Row>
+__device__ __forceinline__ void start_rows(uint4 *ring, const uint4 *w, const place &pl, const Row &row)
+{
+    for (int it = 0; it < RS_STAGES - 1; it++) issue_batch<CM, RB>(ring, w, pl, it, row);
+}
+
+/* Streams the group's rows, the first RS_STAGES - 1 batches started. */
+template <typename T, int CM, int RB, class Row>
+__device__ __forceinline__ void stream_rows(uint4 *ring, const uint4 *w, const uint4 (&xr)[CM], const place &pl,
+                                            const Row &row, float *part)
+{
+    for (int it = 0; pl.g + pl.l.g * it * RB < pl.rows; it++) {
+        issue_batch<CM, RB>(ring, w, pl, it + RS_STAGES - 1, row);
+        cp_async_wait<RS_STAGES - 1>();
+        dot_batch<T, CM, RB>(ring, xr, pl, it, part);
+    }
+    cp_async_wait<0>();
+}
+
+template <typename T, int CM> __device__ __forceinline__ void stream_body(const fmlp_cu_mlp_args &p)
+{
+    constexpr int RB = RS_LOADS > CM ? RS_LOADS / CM : 1;
+    extern __shared__ uint4 ring[];
+    float *part = reinterpret_cast<float *>(ring + RS_STAGES * RB * CM * RS_THREADS);
+    const int64_t nb = gridDim.x, b = blockIdx.x;
+    const uint4 *wgu = static_cast<const uint4 *>(p.wgu), *wd = static_cast<const uint4 *>(p.wd);
+
+    /* gate/up: the block's hidden columns [c0, c1), local row 2t the gate
+     * and 2t + 1 the up row of column c0 + t (packed in blocks of 8) */
+    const int64_t c0 = b * p.hidden / nb, c1 = (b + 1) * p.hidden / nb;
+    const place p1 = place_for(p.dim, CM, 2 * (c1 - c0));
+    const auto gu_row = [c0](int r) {
+        const int64_t o = c0 + r / 2;
+        return (o / 8) * 16 + o % 8 + (r & 1) * 8;
+    };
+    uint4 xr[CM];
+    start_rows<CM, RB>(ring, wgu, p1, gu_row);
+    load_x<CM, false>(xr, static_cast<const uint4 *>(p.x), p1);
+    stream_rows<T, CM, RB>(ring, wgu, xr, p1, gu_row, part);
+    __syncthreads();
+    T *h = static_cast<T *>(p.h);
+    const T *bgu = static_cast<const T *>(p.bgu);
+    for (int64_t t = threadIdx.x; t < c1 - c0; t += RS_THREADS) {
+        float g = 0.0f, u = 0.0f;
+        for (int j = 0; j < p1.l.w; j++) {
+            g += part[2 * t * p1.l.w + j];
+            u += part[(2 * t + 1) * p1.l.w + j];
+        }
+        const int64_t o = c0 + t, pg = (o / 8) * 16 + o % 8;
+        if (bgu) {
+            g += fmlp_to_f32(bgu[pg]);
+            u += fmlp_to_f32(bgu[pg + 8]);
+        }
+        h[o] = fmlp_from_f32<T>(fmlp_act_apply(p.act, g) * u);
+    }
+
+    /* down: the block's outputs [r0, r1); its first batches load during the barrier */
+    const int64_t r0 = b * p.out / nb, r1 = (b + 1) * p.out / nb;
+    const place p2 = place_for(p.hidden, CM, r1 - r0);
+    const auto d_row = [r0](int r) { return r0 + r; };
+    start_rows<CM, RB>(ring, wd, p2, d_row);
+    cg::this_grid().sync();
+    load_x<CM, true>(xr, static_cast<const uint4 *>(p.h), p2);
+    stream_rows<T, CM, RB>(ring, wd, xr, p2, d_row, part);
+    __syncthreads();
+    T *y = static_cast<T *>(p.y);
+    const T *bd = static_cast<const T *>(p.bd);
+    for (int64_t t = threadIdx.x; t < r1 - r0; t += RS_THREADS) {
+        float acc = 0.0f;
+        for (int j = 0; j < p2.l.w; j++) acc += part[t * p2.l.w + j];
+        if (bd) acc += fmlp_to_f32(bd[r0 + t]);
+        y[r0 + t] = fmlp_from_f32<T>(acc);
+    }
+}
+
+} // namespace
+
+/* 4 words of a row per lane, so K up to 16384 (8 words spilled registers) */
+#define FMLP_STREAM_K(NAME, T, CM)                                                                             \
+    extern "C" __global__ void __launch_bounds__(RS_THREADS, 1) NAME(const fmlp_cu_mlp_args p)                \
+    {                                                                                                          \
+        stream_body<T, CM>(p);                                                                                 \
+    }
+FMLP_STREAM_K(fmlp_mlp_glu_bf16_onekernel1_rowstream, __nv_bfloat16, 4)
+FMLP_STREAM_K(fmlp_mlp_glu_f16_onekernel1_rowstream, __half, 4)
+
+namespace {
+
+struct stream_entry {
+    const void *fn;
+    const char *name;
+};
+#define FMLP_SE(NAME) {(const void *)NAME, #NAME}
+/* [bf16, f16] */
+const stream_entry stream_table[2] = {FMLP_SE(fmlp_mlp_glu_bf16_onekernel1_rowstream),
+                                      FMLP_SE(fmlp_mlp_glu_f16_onekernel1_rowstream)};
+
+constexpr int RS_WORDS = 4;
+
+int64_t stream_blocks(const fmlp_cu_mlp_args *a) { return a->sm_count > 0 ? a->sm_count : 132; }
+
+/* The ring, then the per-row sums of the larger phase. */
+size_t stream_smem(const fmlp_cu_mlp_args *a)
+{
+    const int64_t nb = stream_blocks(a), rb = RS_LOADS > RS_WORDS ? RS_LOADS / RS_WORDS : 1;
+    const int64_t gu = 2 * ((a->hidden + nb - 1) / nb) * layout_for(a->dim, RS_WORDS).w;
+    const int64_t dn = (a->out + nb - 1) / nb * layout_for(a->hidden, RS_WORDS).w;
+    return (size_t)(RS_STAGES * rb * RS_WORDS * RS_THREADS) * 16 + (size_t)(gu > dn ? gu : dn) * sizeof(float);
+}
+
+const stream_entry &stream_for(const fmlp_cu_mlp_args *a)
+{
+    return stream_table[a->dtype == FMLP_F16 ? 1 : 0];
+}
+
+} // namespace
+
+extern "C" bool fmlp_cu_mlp_stream_fits(const fmlp_cu_mlp_args *a)
+{
+    if (a->dtype != FMLP_BF16 && a->dtype != FMLP_F16) return false;
+    if (a->cc_major < 9 || a->m != 1 || a->dim % 8 || a->hidden % 8 || a->out < 1) return false;
+    if (a->x && ((uintptr_t)a->x & 15)) return false;
+    if (layout_for(a->dim, RS_WORDS).c > RS_WORDS || layout_for(a->hidden, RS_WORDS).c > RS_WORDS) return false;
+    return stream_smem(a) <= RS_MAX_SMEM;
+}
+
+extern "C" const char *fmlp_cu_mlp_stream_name(const fmlp_cu_mlp_args *a) { return stream_for(a).name; }
+
+extern "C" cudaError_t fmlp_cu_mlp_stream(cudaStream_t s, const fmlp_cu_mlp_args *a)
+{
+    const void *fn = stream_for(a).fn;
+    const size_t smem = stream_smem(a);
+    const cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e != cudaSuccess) return e;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)stream_blocks(a));
+    cfg.blockDim = dim3(RS_THREADS);
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = s;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeCooperative;
+    attr[0].val.cooperative = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    void *args[] = {(void *)a};
+    return cudaLaunchKernelExC(&cfg, fn, args);
+}
