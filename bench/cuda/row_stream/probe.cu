@@ -1,0 +1,186 @@
+/* Why: times the row-streaming one-kernel MLP's variants (variants.py) on
+ * one shape at one row, in one process, next to a plain read of the same
+ * weight bytes (limits.cu): the whole forward, and with one output row
+ * (gate/up, the barrier and a trivial down projection), so the two phases'
+ * shares show.
+ * L2-cold: three copies of the weights rotate (over 400 MB for the
+ * Llama-3-8B shape; smaller shapes stay partly in L2). Each variant's
+ * output is held to a double-precision reference.
+ *
+ *   python3 bench/cuda/row_stream/variants.py /tmp/rs
+ *   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Isrc -I/tmp/rs \
+ *        -o /tmp/rs/probe bench/cuda/row_stream/probe.cu bench/cuda/limits.cu
+ *   /tmp/rs/probe [DIM HIDDEN]      (default 4096 14336)
+ *
+ * Results: bench/results/h200_row_stream_2026-12-02.md. */
+#include <cooperative_groups.h>
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "cuda/device_util.cuh"
+#include "cuda/kernels.h"
+#include "cuda/row_dot.cuh"
+#include "../limits.h"
+#include "variants.inc"
+
+typedef __nv_bfloat16 T;
+#define CK(x)                                                                                                   \
+    do {                                                                                                        \
+        cudaError_t e_ = (x);                                                                                   \
+        if (e_ != cudaSuccess) {                                                                                \
+            printf("CUDA error %s: %s line %d\n", #x, cudaGetErrorString(e_), __LINE__);                       \
+            exit(1);                                                                                            \
+        }                                                                                                       \
+    } while (0)
+
+typedef cudaError_t (*launch_fn)(cudaStream_t, const fmlp_cu_mlp_args *);
+struct variant {
+    const char *name;
+    launch_fn fn;
+    bool exact; /* false: timing only */
+};
+static const variant variants[] = {
+#include "variants_list.inc"
+};
+
+__global__ void fill(T *w, size_t n, uint32_t seed, float scale)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        uint32_t h = ((uint32_t)i + seed) * 0x9e3779b1u ^ (uint32_t)(i >> 32);
+        h ^= h >> 16;
+        h *= 0x85ebca6bu;
+        h ^= h >> 13;
+        w[i] = __float2bfloat16(scale * (((int)(h & 0xffff) - 32768) / 32768.0f));
+    }
+}
+
+static double f64(T v) { return (double)__bfloat162float(v); }
+
+int main(int argc, char **argv)
+{
+    const int64_t dim = argc > 2 ? atoll(argv[1]) : 4096, hid = argc > 2 ? atoll(argv[2]) : 14336, out = dim;
+    int sms;
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    constexpr int C = 3;
+    const size_t ngu = (size_t)2 * hid * dim, nd = (size_t)out * hid;
+    T *wgu[C], *wd[C], *x, *h, *y;
+    for (int c = 0; c < C; c++) {
+        CK(cudaMalloc(&wgu[c], ngu * 2));
+        CK(cudaMalloc(&wd[c], nd * 2));
+        fill<<<1024, 256>>>(wgu[c], ngu, 17 + c, 1.0f / sqrtf((float)dim));
+        fill<<<1024, 256>>>(wd[c], nd, 91 + c, 1.0f / sqrtf((float)hid));
+    }
+    CK(cudaMalloc(&x, dim * 2));
+    CK(cudaMalloc(&h, hid * 2));
+    CK(cudaMalloc(&y, out * 2));
+    fill<<<16, 256>>>(x, dim, 5, 1.0f);
+    CK(cudaDeviceSynchronize());
+
+    /* reference for copy 0: gate and up rows packed in blocks of 8 (kernels.h), h rounded as the kernel does */
+    std::vector<T> hg(ngu), hd(nd), hx(dim), hy(out);
+    CK(cudaMemcpy(hg.data(), wgu[0], ngu * 2, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(hd.data(), wd[0], nd * 2, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(hx.data(), x, dim * 2, cudaMemcpyDeviceToHost));
+    std::vector<double> hh(hid), ref(out);
+    for (int64_t o = 0; o < hid; o++) {
+        const int64_t pg = (o / 8) * 16 + o % 8;
+        double g = 0, u = 0;
+        for (int64_t k = 0; k < dim; k++) {
+            g += f64(hg[pg * dim + k]) * f64(hx[k]);
+            u += f64(hg[(pg + 8) * dim + k]) * f64(hx[k]);
+        }
+        const double a = 0.5 * g * (1 + tanh(0.7978845608028654 * (g + 0.044715 * g * g * g)));
+        hh[o] = f64(__float2bfloat16((float)(a * u)));
+    }
+    for (int64_t r = 0; r < out; r++) {
+        double s = 0;
+        for (int64_t k = 0; k < hid; k++) s += f64(hd[r * hid + k]) * hh[k];
+        ref[r] = s;
+    }
+
+    cudaStream_t s;
+    CK(cudaStreamCreate(&s));
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    const double bytes = (double)(ngu + nd) * 2;
+    auto args = [&](int c, int64_t outputs) {
+        fmlp_cu_mlp_args a = {};
+        a.dtype = FMLP_BF16;
+        a.act = FMLP_ACT_GELU_TANH;
+        a.m = 1;
+        a.dim = dim;
+        a.hidden = hid;
+        a.out = outputs;
+        a.x = x;
+        a.ldx = dim;
+        a.wgu = wgu[c];
+        a.nwgu = 2 * hid;
+        a.wd = wd[c];
+        a.y = y;
+        a.ldy = outputs;
+        a.h = h;
+        a.sm_count = sms;
+        a.cc_major = 9;
+        return a;
+    };
+    /* best of 5 rounds of 30 back-to-back launches, copies rotating */
+    auto time_us = [&](auto &&launch) {
+        for (int i = 0; i < 3; i++) launch(i % C);
+        float best = 1e30f;
+        for (int round = 0; round < 5; round++) {
+            const int n = 30;
+            CK(cudaEventRecord(e0, s));
+            for (int i = 0; i < n; i++) launch(i % C);
+            CK(cudaEventRecord(e1, s));
+            CK(cudaEventSynchronize(e1));
+            float ms;
+            CK(cudaEventElapsedTime(&ms, e0, e1));
+            best = std::min(best, ms * 1000.0f / n);
+        }
+        CK(cudaGetLastError());
+        return best;
+    };
+    printf("%lld -> %lld -> %lld bf16, one row, %.1f MB of weights, %d SMs\n", (long long)dim, (long long)hid,
+           (long long)out, bytes / 1e6, sms);
+    bench_limits lim;
+    char err_text[256];
+    if (bench_limits_measure(0, (int64_t)bytes, C, &lim, err_text, sizeof err_text) == 0)
+        printf("%-16s %8.2f us  %5.2f TB/s  (limits.cu: one plain kernel reads the weights, %d copies rotating)\n", "read",
+               lim.read_us[1], lim.read_gbps[1] / 1e3, lim.copies[1]);
+    else
+        printf("read limit: %s\n", err_text);
+    int bad = 0;
+    for (const variant &v : variants) {
+        CK(cudaMemset(y, 0xff, out * 2));
+        const fmlp_cu_mlp_args a0 = args(0, out);
+        CK(v.fn(s, &a0));
+        CK(cudaStreamSynchronize(s));
+        CK(cudaMemcpy(hy.data(), y, out * 2, cudaMemcpyDeviceToHost));
+        double num = 0, den = 0;
+        for (int64_t r = 0; r < out; r++) {
+            const double d = f64(hy[r]) - ref[r];
+            num += d * d;
+            den += ref[r] * ref[r];
+        }
+        const double err = sqrt(num / den);
+        const bool ok = err <= 1e-2;
+        if (v.exact && !ok) bad++;
+        const float t = time_us([&](int c) {
+            const fmlp_cu_mlp_args a = args(c, out);
+            v.fn(s, &a);
+        });
+        const float t1 = time_us([&](int c) {
+            const fmlp_cu_mlp_args a = args(c, 1);
+            v.fn(s, &a);
+        });
+        printf("%-16s %8.2f us  %5.2f TB/s  err %.1e %s  one output row: %8.2f us (gate/up at %.2f TB/s)\n", v.name, t,
+               bytes / t / 1e6, err, v.exact ? (ok ? "ok" : "WRONG") : "(timing only)", t1, ngu * 2.0 / t1 / 1e6);
+    }
+    return bad ? 1 : 0;
+}
