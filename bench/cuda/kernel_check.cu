@@ -6,7 +6,8 @@
  * plain GEMM of the same M x N x K, on the tutorial's and the Llama-3-8B
  * MLP's shapes.
  * Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Isrc
- *        bench/cuda/kernel_check.cu src/cuda/gemm.cu src/cuda/gemm_tma.cu src/cuda/pointwise.cu -lcublasLt */
+ *        bench/cuda/kernel_check.cu src/cuda/gemm.cu src/cuda/gemm_tma.cu src/cuda/pointwise.cu src/cuda/gemv_row.cu
+ *        -lcublasLt -lcuda */
 #include <cublasLt.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
