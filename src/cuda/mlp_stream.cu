@@ -34,9 +34,10 @@ constexpr int RS_WARPS = 16, RS_THREADS = RS_WARPS * 32;
 /* 16-byte weight words per thread in one batch of rows, and the batches in
  * flight (cp.async into shared memory). Measured on the H200 (Llama-3-8B,
  * tutorial and 2048 -> 11008 MLPs, one row): 4 x 4 as fast as 8 x 3,
- * 8 x 2 and 4 x 6, and all of them as fast as loads into two register
- * batches of 8 words; a single register batch of 4 took 93.1 us against
- * 87.1 for the Llama-3-8B MLP. */
+ * 8 x 2 and 4 x 6, and all of them as fast as loads into registers two
+ * batches of 8 words deep; registers two batches of 4 deep took 93.1 us
+ * against 87.1 for the Llama-3-8B MLP
+ * (bench/results/h200_row_stream_2026-12-02.md). */
 constexpr int RS_LOADS = 4;
 constexpr int RS_STAGES = 4;
 constexpr size_t RS_MAX_SMEM = 227 * 1024;
