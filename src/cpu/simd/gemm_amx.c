@@ -25,7 +25,17 @@ typedef struct {
     uint8_t reserved[14];
     uint16_t colsb[16];
     uint8_t rows[16];
-} tile_config;
+} __attribute__((aligned(64))) tile_config;
+_Static_assert(sizeof(tile_config) == 64, "ldtilecfg reads 64 bytes");
+
+/* The configuration and tile loads are written here rather than through
+ * GCC 12's _tile_loadconfig and _tile_loadd: the first declares its operand
+ * as 8 bytes, so the compiler dropped the stores of the other 56 (the
+ * Release build loaded palette 1 with zero widths and stack garbage for the
+ * row counts, and ldtilecfg faulted: SIGSEGV in `fmlp info --ceilings` on a
+ * Sapphire Rapids host); the second reads memory without saying so. */
+#define TILE_LOADD(t, base, stride)                                                                                    \
+    __asm__ volatile("tileloadd (%0,%1,1), %%tmm" #t ::"r"((const void *)(base)), "r"((long)(stride)) : "memory")
 
 void gemm_amx_enter(void)
 {
@@ -36,7 +46,7 @@ void gemm_amx_enter(void)
         cfg.colsb[t] = 64;
         cfg.rows[t] = TILE_ROWS;
     }
-    _tile_loadconfig(&cfg);
+    __asm__ volatile("ldtilecfg %0" ::"m"(cfg));
 }
 
 void gemm_amx_leave(void) { _tile_release(); }
@@ -74,14 +84,14 @@ void gemm_tile_amx(int rows, const void *a, int64_t lda, const void *w, int64_t 
         int64_t s0, s1;
         const void *a0 = a_source(A, lda, rows, k, k0, buf0, &s0);
         const uint16_t *b = W + k0 * NR; /* k0/2 pairs of 32 columns x 2 */
-        _tile_loadd(4, a0, s0);
-        _tile_loadd(6, b, NR * 4);
-        _tile_loadd(7, b + 32, NR * 4);
+        TILE_LOADD(4, a0, s0);
+        TILE_LOADD(6, b, NR * 4);
+        TILE_LOADD(7, b + 32, NR * 4);
         _tile_dpbf16ps(0, 4, 6);
         _tile_dpbf16ps(1, 4, 7);
         if (two) {
             const void *a1 = a_source(A + TILE_ROWS * lda, lda, rows - TILE_ROWS, k, k0, buf1, &s1);
-            _tile_loadd(5, a1, s1);
+            TILE_LOADD(5, a1, s1);
             _tile_dpbf16ps(2, 5, 6);
             _tile_dpbf16ps(3, 5, 7);
         }
