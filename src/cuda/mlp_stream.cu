@@ -92,7 +92,10 @@ __device__ __forceinline__ void load_x(uint4 (&xr)[CM], const uint4 *x, const pl
 /* Each thread copies its own weight words into its own slots of a ring in
  * shared memory (cp.async, RS_STAGES batches deep) and reads back only
  * those, so no barrier is needed between threads; in a stage, consecutive
- * threads' words are adjacent, so a warp reads 512 contiguous bytes. */
+ * threads' words are adjacent, so a warp reads 512 contiguous bytes. The
+ * copy carries a memory clobber (mma_sync.cuh's does not): a thread
+ * refills a stage right after its own reads of it, which the compiler
+ * must not move past the copy. */
 __device__ __forceinline__ void cp_async16(uint4 *dst, const uint4 *src)
 {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src)
