@@ -13,6 +13,7 @@
  * epilogue needs no data exchange. */
 #include "cuda/device_util.cuh"
 #include "cuda/gemv_row.h"
+#include "cuda/kernel_entry.cuh"
 #include "cuda/kernels.h"
 #include "cuda/mma_sync.cuh"
 #include "cuda/pdl.cuh"
@@ -492,22 +493,18 @@ FMLP_SIMT_K(fmlp_gemm_f32_simt, float, false)
 
 namespace {
 
-struct gemm_entry {
-    const void *fn;
-    const char *name;
-};
-#define FMLP_GE(NAME) {(const void *)NAME, #NAME}
+#define FMLP_GE(NAME) FMLP_KERNEL_ENTRY(NAME)
 #define FMLP_GE_ROW(PREFIX, DT)                                                                                 \
     {FMLP_GE(PREFIX##_##DT##_simt), FMLP_GE(PREFIX##_##DT##_gemv8), FMLP_GE(PREFIX##_##DT##_gemv16),           \
      FMLP_GE(PREFIX##_##DT##_gemv32), FMLP_GE(PREFIX##_##DT##_gemv64), FMLP_GE(PREFIX##_##DT##_64x64),         \
      FMLP_GE(PREFIX##_##DT##_128x128)}
 
 /* [dtype bf16/f16][glu][simt, gemv8..gemv64, 64x64, 128x128] */
-const gemm_entry gemm_table[2][2][7] = {
+const fmlp_kernel_entry gemm_table[2][2][7] = {
     {FMLP_GE_ROW(fmlp_gemm, bf16), FMLP_GE_ROW(fmlp_gemm_glu, bf16)},
     {FMLP_GE_ROW(fmlp_gemm, f16), FMLP_GE_ROW(fmlp_gemm_glu, f16)},
 };
-const gemm_entry simt_f32[2] = {FMLP_GE(fmlp_gemm_f32_simt), FMLP_GE(fmlp_gemm_glu_f32_simt)};
+const fmlp_kernel_entry simt_f32[2] = {FMLP_GE(fmlp_gemm_f32_simt), FMLP_GE(fmlp_gemm_glu_f32_simt)};
 
 #define FMLP_GEMV_PDL_ROW(PREFIX, DT)                                                                        \
     {(const void *)PREFIX##_##DT##_gemv8_pdl, (const void *)PREFIX##_##DT##_gemv16_pdl,                      \
@@ -563,10 +560,10 @@ cudaError_t gemv_launch(cudaStream_t s, const fmlp_cu_gemm_args *a, const void *
     return cudaLaunchKernelExC(&cfg, fn, args);
 }
 
-const gemm_entry &entry_for(const fmlp_cu_gemm_args *a, fmlp_cu_gemm_variant v)
+const fmlp_kernel_entry &entry_for(const fmlp_cu_gemm_args *a, fmlp_cu_gemm_variant v)
 {
     if (a->dtype == FMLP_F32) return simt_f32[a->glu ? 1 : 0];
-    const gemm_entry *row = gemm_table[a->dtype == FMLP_F16 ? 1 : 0][a->glu ? 1 : 0];
+    const fmlp_kernel_entry *row = gemm_table[a->dtype == FMLP_F16 ? 1 : 0][a->glu ? 1 : 0];
     switch (v) {
     case FMLP_CU_GEMM_GEMV: return row[gemv_slot(a->m)];
     case FMLP_CU_GEMM_TILE64: return row[5];
@@ -631,7 +628,7 @@ extern "C" cudaError_t fmlp_cu_gemm(cudaStream_t s, const fmlp_cu_gemm_args *a, 
         if (fmlp_cu_gemv_row_applies(a)) return fmlp_cu_gemv_row(s, a);
         v = FMLP_CU_GEMM_GEMV;
     }
-    const gemm_entry &e = entry_for(a, v);
+    const fmlp_kernel_entry &e = entry_for(a, v);
     void *args[] = {(void *)a};
     switch (v) {
     case FMLP_CU_GEMM_GEMV: {

@@ -21,6 +21,7 @@
 #include <cooperative_groups.h>
 
 #include "cuda/device_util.cuh"
+#include "cuda/kernel_entry.cuh"
 #include "cuda/kernels.h"
 #include "cuda/mma_sync.cuh"
 
@@ -353,17 +354,12 @@ FMLP_ONE_K(fmlp_mlp_glu_f16_onekernel16, __half, 2)
 
 namespace {
 
-struct one_entry {
-    const void *fn;
-    const char *name;
-};
-#define FMLP_OE(NAME) {(const void *)NAME, #NAME}
 /* [bf16, f16][rows <= 8, <= 16][streamed, resident down] */
-const one_entry one_table[2][2][2] = {
-    {{FMLP_OE(fmlp_mlp_glu_bf16_onekernel8), FMLP_OE(fmlp_mlp_glu_bf16_onekernel8_smem)},
-     {FMLP_OE(fmlp_mlp_glu_bf16_onekernel16), FMLP_OE(fmlp_mlp_glu_bf16_onekernel16_smem)}},
-    {{FMLP_OE(fmlp_mlp_glu_f16_onekernel8), FMLP_OE(fmlp_mlp_glu_f16_onekernel8_smem)},
-     {FMLP_OE(fmlp_mlp_glu_f16_onekernel16), FMLP_OE(fmlp_mlp_glu_f16_onekernel16_smem)}},
+const fmlp_kernel_entry one_table[2][2][2] = {
+    {{FMLP_KERNEL_ENTRY(fmlp_mlp_glu_bf16_onekernel8), FMLP_KERNEL_ENTRY(fmlp_mlp_glu_bf16_onekernel8_smem)},
+     {FMLP_KERNEL_ENTRY(fmlp_mlp_glu_bf16_onekernel16), FMLP_KERNEL_ENTRY(fmlp_mlp_glu_bf16_onekernel16_smem)}},
+    {{FMLP_KERNEL_ENTRY(fmlp_mlp_glu_f16_onekernel8), FMLP_KERNEL_ENTRY(fmlp_mlp_glu_f16_onekernel8_smem)},
+     {FMLP_KERNEL_ENTRY(fmlp_mlp_glu_f16_onekernel16), FMLP_KERNEL_ENTRY(fmlp_mlp_glu_f16_onekernel16_smem)}},
 };
 
 int64_t one_blocks(const fmlp_cu_mlp_args *a) { return a->sm_count > 0 ? a->sm_count : 132; }
@@ -376,7 +372,7 @@ size_t res_bytes(const fmlp_cu_mlp_args *a)
     return groups <= one_blocks(a) && bytes <= ONE_RES_BYTES ? (size_t)bytes : 0;
 }
 
-const one_entry &one_for(const fmlp_cu_mlp_args *a)
+const fmlp_kernel_entry &one_for(const fmlp_cu_mlp_args *a)
 {
     return one_table[a->dtype == FMLP_F16 ? 1 : 0][a->m <= 8 ? 0 : 1][res_bytes(a) ? 1 : 0];
 }
@@ -441,7 +437,7 @@ extern "C" cudaError_t fmlp_cu_mlp_one(cudaStream_t s, const fmlp_cu_mlp_args *a
     const size_t part = part_bytes(a, p.pieces);
     p.part = reinterpret_cast<float *>(base);
     p.count = reinterpret_cast<unsigned *>(base + ((part + 255) & ~(size_t)255));
-    const one_entry &e = one_for(a);
+    const fmlp_kernel_entry &e = one_for(a);
     const size_t smem = res_bytes(a);
     if (smem) {
         const cudaError_t err = cudaFuncSetAttribute(e.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);

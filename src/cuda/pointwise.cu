@@ -4,6 +4,7 @@
  * allow it, with a scalar twin for odd strides and offsets. Each variant is
  * an extern "C" kernel so CUPTI reports a readable name. */
 #include "cuda/device_util.cuh"
+#include "cuda/kernel_entry.cuh"
 #include "cuda/kernels.h"
 
 namespace {
@@ -77,12 +78,7 @@ FMLP_ACT_FUNCTIONS(FMLP_PW_GLU_KERNELS)
 
 namespace {
 
-struct pw_entry {
-    const void *fn;
-    const char *name;
-};
-
-#define FMLP_PW_E(NAME) {(const void *)NAME, #NAME}
+#define FMLP_PW_E(NAME) FMLP_KERNEL_ENTRY(NAME)
 #define FMLP_PW_ROW(PREFIX)                                                      \
     {{FMLP_PW_E(PREFIX##_f32_scalar), FMLP_PW_E(PREFIX##_f32_vec)},              \
      {FMLP_PW_E(PREFIX##_bf16_scalar), FMLP_PW_E(PREFIX##_bf16_vec)},            \
@@ -94,9 +90,9 @@ struct pw_entry {
  * product without an activation is pw_mul. */
 static_assert(FMLP_ACT_NONE == 0, "pw_act and pw_glu start with NONE's empty row");
 static_assert(FMLP_DTYPE_COUNT == 3, "FMLP_PW_DTYPES and FMLP_PW_ROW cover every dtype");
-const pw_entry pw_act[][FMLP_DTYPE_COUNT][2] = {{}, FMLP_ACT_FUNCTIONS(FMLP_PW_ACT_ROW)};
-const pw_entry pw_glu[][FMLP_DTYPE_COUNT][2] = {{}, FMLP_ACT_FUNCTIONS(FMLP_PW_GLU_ROW)};
-const pw_entry pw_mul[FMLP_DTYPE_COUNT][2] = FMLP_PW_ROW(fmlp_mul);
+const fmlp_kernel_entry pw_act[][FMLP_DTYPE_COUNT][2] = {{}, FMLP_ACT_FUNCTIONS(FMLP_PW_ACT_ROW)};
+const fmlp_kernel_entry pw_glu[][FMLP_DTYPE_COUNT][2] = {{}, FMLP_ACT_FUNCTIONS(FMLP_PW_GLU_ROW)};
+const fmlp_kernel_entry pw_mul[FMLP_DTYPE_COUNT][2] = FMLP_PW_ROW(fmlp_mul);
 static_assert(sizeof pw_act / sizeof pw_act[0] == FMLP_ACT_COUNT, "an activation without ACT kernels");
 static_assert(sizeof pw_glu / sizeof pw_glu[0] == FMLP_ACT_COUNT, "an activation without GLU kernels");
 
@@ -117,7 +113,7 @@ extern "C" cudaError_t fmlp_cu_pointwise(cudaStream_t s, bool launch, int dtype,
                                          int64_t rows, int64_t cols, const void *a, int64_t lda, const void *b,
                                          int64_t ldb, void *out, int64_t ldo, const char **name)
 {
-    const pw_entry(*row)[2];
+    const fmlp_kernel_entry(*row)[2];
     if (op == FMLP_CU_PW_MUL)
         row = pw_mul;
     else if (act > FMLP_ACT_NONE && act < FMLP_ACT_COUNT)
@@ -125,7 +121,7 @@ extern "C" cudaError_t fmlp_cu_pointwise(cudaStream_t s, bool launch, int dtype,
     else
         return cudaErrorInvalidValue;
     if (dtype < 0 || dtype >= FMLP_DTYPE_COUNT) return cudaErrorInvalidValue;
-    const pw_entry &e = row[dtype][vec ? 1 : 0];
+    const fmlp_kernel_entry &e = row[dtype][vec ? 1 : 0];
     if (name) *name = e.name;
     if (!launch || rows <= 0 || cols <= 0) return cudaSuccess;
     const int64_t v = vec ? (dtype == FMLP_F32 ? 4 : 8) : 1;
