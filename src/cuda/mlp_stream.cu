@@ -23,6 +23,7 @@
 #include <cooperative_groups.h>
 
 #include "cuda/device_util.cuh"
+#include "cuda/kernel_entry.cuh"
 #include "cuda/kernels.h"
 #include "cuda/row_dot.cuh"
 
@@ -40,26 +41,29 @@ constexpr int RS_WARPS = 16, RS_THREADS = RS_WARPS * 32;
  * (bench/results/h200_row_stream_2026-12-02.md). */
 constexpr int RS_LOADS = 4;
 constexpr int RS_STAGES = 4;
+/* 16-byte words of a row per lane: K up to 16384 (8 words spilled registers) */
+constexpr int RS_WORDS = 4;
+constexpr int RS_BATCH_ROWS = RS_LOADS > RS_WORDS ? RS_LOADS / RS_WORDS : 1;
 constexpr size_t RS_MAX_SMEM = 227 * 1024;
 
 /* How a block streams a matrix of k columns: w warps share a row, each lane
- * holding c 16-byte words of it (w the fewest that keep c <= cm); the
- * block's g = 16 / w groups of warps take the rows in turn. */
+ * holding c 16-byte words of it (w the fewest that keep c <= RS_WORDS,
+ * else 16); the block's g = 16 / w groups of warps take the rows in turn. */
 struct layout {
     int w, g, c;
 };
 
-__host__ __device__ inline layout layout_for(int64_t k, int cm)
+__host__ __device__ inline layout layout_for(int64_t k)
 {
     const int64_t kv = k / 8;
     int w = 1;
-    while (w < RS_WARPS && (kv + 32 * w - 1) / (32 * w) > cm) w *= 2;
+    while (w < RS_WARPS && (kv + 32 * w - 1) / (32 * w) > RS_WORDS) w *= 2;
     return {w, RS_WARPS / w, (int)((kv + 32 * w - 1) / (32 * w))};
 }
 
 /* One thread's place in the stream of a matrix: its group and warp within
  * the group, its first word, the stride between its words, which of its
- * CM words exist (bit i), and the block's row count. */
+ * RS_WORDS words exist (bit i), and the block's row count. */
 struct place {
     layout l;
     int g, wg, lane, j0, step;
@@ -67,10 +71,10 @@ struct place {
     int kv, rows;
 };
 
-__device__ __forceinline__ place place_for(int64_t k, int cm, int64_t rows)
+__device__ __forceinline__ place place_for(int64_t k, int64_t rows)
 {
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const layout l = layout_for(k, cm);
+    const layout l = layout_for(k);
     const int wg = warp % l.w, j0 = wg * 32 + lane, step = 32 * l.w, kv = (int)(k / 8);
     unsigned words = 0;
     for (int i = 0; i < l.c; i++)
@@ -79,11 +83,10 @@ __device__ __forceinline__ place place_for(int64_t k, int cm, int64_t rows)
 }
 
 /* The x (or h) words matching the thread's weight words; zero past the row. */
-template <int CM, bool COHERENT>
-__device__ __forceinline__ void load_x(uint4 (&xr)[CM], const uint4 *x, const place &pl)
+template <bool COHERENT> __device__ __forceinline__ void load_x(uint4 (&xr)[RS_WORDS], const uint4 *x, const place &pl)
 {
 #pragma unroll
-    for (int i = 0; i < CM; i++) {
+    for (int i = 0; i < RS_WORDS; i++) {
         const int j = pl.j0 + i * pl.step;
         xr[i] = !(pl.words >> i & 1) ? make_uint4(0, 0, 0, 0) : COHERENT ? __ldcg(x + j) : __ldg(x + j);
     }
@@ -104,93 +107,94 @@ __device__ __forceinline__ void cp_async16(uint4 *dst, const uint4 *src)
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 
-template <int CM, int RB> __device__ __forceinline__ uint4 *slot(uint4 *ring, int it, int q, int i)
+__device__ __forceinline__ uint4 *slot(uint4 *ring, int it, int q, int i)
 {
-    return ring + ((it % RS_STAGES) * RB * CM + q * CM + i) * RS_THREADS + threadIdx.x;
+    return ring + ((it % RS_STAGES) * RS_BATCH_ROWS * RS_WORDS + q * RS_WORDS + i) * RS_THREADS + threadIdx.x;
 }
 
-/* Starts batch `it` of the group's rows (rows g + groups * (it * RB + q) of
+/* Starts batch `it` of the group's rows (rows g + groups * (it * RS_BATCH_ROWS + q) of
  * the block's; `row` maps them to the matrix's), one commit group. */
-template <int CM, int RB, class Row>
-__device__ __forceinline__ void issue_batch(uint4 *ring, const uint4 *w, const place &pl, int it, const Row &row)
+template <class Row> __device__ __forceinline__ void issue_batch(uint4 *ring, const uint4 *w, const place &pl, int it, const Row &row)
 {
 #pragma unroll
-    for (int q = 0; q < RB; q++) {
-        const int r = pl.g + pl.l.g * (it * RB + q);
+    for (int q = 0; q < RS_BATCH_ROWS; q++) {
+        const int r = pl.g + pl.l.g * (it * RS_BATCH_ROWS + q);
         if (r >= pl.rows) break;
         const uint4 *wr = w + row(r) * pl.kv + pl.j0;
 #pragma unroll
-        for (int i = 0; i < CM; i++)
-            if (pl.words >> i & 1) cp_async16(slot<CM, RB>(ring, it, q, i), wr + i * pl.step);
+        for (int i = 0; i < RS_WORDS; i++)
+            if (pl.words >> i & 1) cp_async16(slot(ring, it, q, i), wr + i * pl.step);
     }
     cp_async_commit();
 }
 
 /* Each row's warp sum into part[row * w + warp in group]. */
-template <typename T, int CM, int RB>
-__device__ __forceinline__ void dot_batch(uint4 *ring, const uint4 (&xr)[CM], const place &pl, int it, float *part)
+template <typename T>
+__device__ __forceinline__ void dot_batch(uint4 *ring, const uint4 (&xr)[RS_WORDS], const place &pl, int it, float *part)
 {
 #pragma unroll
-    for (int q = 0; q < RB; q++) {
-        const int r = pl.g + pl.l.g * (it * RB + q);
+    for (int q = 0; q < RS_BATCH_ROWS; q++) {
+        const int r = pl.g + pl.l.g * (it * RS_BATCH_ROWS + q);
         if (r >= pl.rows) return;
         float s = 0.0f;
 #pragma unroll
-        for (int i = 0; i < CM; i++)
-            if (pl.words >> i & 1) s = fmlp_dot8<T>(*slot<CM, RB>(ring, it, q, i), xr[i], s);
+        for (int i = 0; i < RS_WORDS; i++)
+            if (pl.words >> i & 1) s = fmlp_dot8<T>(*slot(ring, it, q, i), xr[i], s);
         for (int o = 16; o; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
         if (pl.lane == 0) part[r * pl.l.w + pl.wg] = s;
     }
 }
 
-template <int CM, int RB, class Row>
-__device__ __forceinline__ void start_rows(uint4 *ring, const uint4 *w, const place &pl, const Row &row)
+template <class Row> __device__ __forceinline__ void start_rows(uint4 *ring, const uint4 *w, const place &pl, const Row &row)
 {
-    for (int it = 0; it < RS_STAGES - 1; it++) issue_batch<CM, RB>(ring, w, pl, it, row);
+    for (int it = 0; it < RS_STAGES - 1; it++) issue_batch(ring, w, pl, it, row);
 }
 
 /* Streams the group's rows, the first RS_STAGES - 1 batches started. */
-template <typename T, int CM, int RB, class Row>
-__device__ __forceinline__ void stream_rows(uint4 *ring, const uint4 *w, const uint4 (&xr)[CM], const place &pl,
+template <typename T, class Row>
+__device__ __forceinline__ void stream_rows(uint4 *ring, const uint4 *w, const uint4 (&xr)[RS_WORDS], const place &pl,
                                             const Row &row, float *part)
 {
-    for (int it = 0; pl.g + pl.l.g * it * RB < pl.rows; it++) {
-        issue_batch<CM, RB>(ring, w, pl, it + RS_STAGES - 1, row);
+    for (int it = 0; pl.g + pl.l.g * it * RS_BATCH_ROWS < pl.rows; it++) {
+        issue_batch(ring, w, pl, it + RS_STAGES - 1, row);
         cp_async_wait<RS_STAGES - 1>();
-        dot_batch<T, CM, RB>(ring, xr, pl, it, part);
+        dot_batch<T>(ring, xr, pl, it, part);
     }
     cp_async_wait<0>();
 }
 
-template <typename T, int CM> __device__ __forceinline__ void stream_body(const fmlp_cu_mlp_args &p)
+/* Row r's warp sums, added in warp order. */
+__device__ __forceinline__ float row_sum(const float *part, int64_t r, int w)
 {
-    constexpr int RB = RS_LOADS > CM ? RS_LOADS / CM : 1;
+    float s = 0.0f;
+    for (int j = 0; j < w; j++) s += part[r * w + j];
+    return s;
+}
+
+template <typename T> __device__ __forceinline__ void stream_body(const fmlp_cu_mlp_args &p)
+{
     extern __shared__ uint4 ring[];
-    float *part = reinterpret_cast<float *>(ring + RS_STAGES * RB * CM * RS_THREADS);
+    float *part = reinterpret_cast<float *>(ring + RS_STAGES * RS_BATCH_ROWS * RS_WORDS * RS_THREADS);
     const int64_t nb = gridDim.x, b = blockIdx.x;
     const uint4 *wgu = static_cast<const uint4 *>(p.wgu), *wd = static_cast<const uint4 *>(p.wd);
 
     /* gate/up: the block's hidden columns [c0, c1), local row 2t the gate
      * and 2t + 1 the up row of column c0 + t (packed in blocks of 8) */
     const int64_t c0 = b * p.hidden / nb, c1 = (b + 1) * p.hidden / nb;
-    const place p1 = place_for(p.dim, CM, 2 * (c1 - c0));
+    const place p1 = place_for(p.dim, 2 * (c1 - c0));
     const auto gu_row = [c0](int r) {
         const int64_t o = c0 + r / 2;
         return (o / 8) * 16 + o % 8 + (r & 1) * 8;
     };
-    uint4 xr[CM];
-    start_rows<CM, RB>(ring, wgu, p1, gu_row);
-    load_x<CM, false>(xr, static_cast<const uint4 *>(p.x), p1);
-    stream_rows<T, CM, RB>(ring, wgu, xr, p1, gu_row, part);
+    uint4 xr[RS_WORDS];
+    start_rows(ring, wgu, p1, gu_row);
+    load_x<false>(xr, static_cast<const uint4 *>(p.x), p1);
+    stream_rows<T>(ring, wgu, xr, p1, gu_row, part);
     __syncthreads();
     T *h = static_cast<T *>(p.h);
     const T *bgu = static_cast<const T *>(p.bgu);
     for (int64_t t = threadIdx.x; t < c1 - c0; t += RS_THREADS) {
-        float g = 0.0f, u = 0.0f;
-        for (int j = 0; j < p1.l.w; j++) {
-            g += part[2 * t * p1.l.w + j];
-            u += part[(2 * t + 1) * p1.l.w + j];
-        }
+        float g = row_sum(part, 2 * t, p1.l.w), u = row_sum(part, 2 * t + 1, p1.l.w);
         const int64_t o = c0 + t, pg = (o / 8) * 16 + o % 8;
         if (bgu) {
             g += fmlp_to_f32(bgu[pg]);
@@ -201,18 +205,17 @@ template <typename T, int CM> __device__ __forceinline__ void stream_body(const 
 
     /* down: the block's outputs [r0, r1); its first batches load during the barrier */
     const int64_t r0 = b * p.out / nb, r1 = (b + 1) * p.out / nb;
-    const place p2 = place_for(p.hidden, CM, r1 - r0);
+    const place p2 = place_for(p.hidden, r1 - r0);
     const auto d_row = [r0](int r) { return r0 + r; };
-    start_rows<CM, RB>(ring, wd, p2, d_row);
+    start_rows(ring, wd, p2, d_row);
     cg::this_grid().sync();
-    load_x<CM, true>(xr, static_cast<const uint4 *>(p.h), p2);
-    stream_rows<T, CM, RB>(ring, wd, xr, p2, d_row, part);
+    load_x<true>(xr, static_cast<const uint4 *>(p.h), p2);
+    stream_rows<T>(ring, wd, xr, p2, d_row, part);
     __syncthreads();
     T *y = static_cast<T *>(p.y);
     const T *bd = static_cast<const T *>(p.bd);
     for (int64_t t = threadIdx.x; t < r1 - r0; t += RS_THREADS) {
-        float acc = 0.0f;
-        for (int j = 0; j < p2.l.w; j++) acc += part[t * p2.l.w + j];
+        float acc = row_sum(part, t, p2.l.w);
         if (bd) acc += fmlp_to_f32(bd[r0 + t]);
         y[r0 + t] = fmlp_from_f32<T>(acc);
     }
@@ -220,40 +223,29 @@ template <typename T, int CM> __device__ __forceinline__ void stream_body(const 
 
 } // namespace
 
-/* 4 words of a row per lane, so K up to 16384 (8 words spilled registers) */
-#define FMLP_STREAM_K(NAME, T, CM)                                                                             \
-    extern "C" __global__ void __launch_bounds__(RS_THREADS, 1) NAME(const fmlp_cu_mlp_args p)                \
-    {                                                                                                          \
-        stream_body<T, CM>(p);                                                                                 \
-    }
-FMLP_STREAM_K(fmlp_mlp_glu_bf16_onekernel1_rowstream, __nv_bfloat16, 4)
-FMLP_STREAM_K(fmlp_mlp_glu_f16_onekernel1_rowstream, __half, 4)
+#define FMLP_STREAM_K(NAME, T)                                                                                 \
+    extern "C" __global__ void __launch_bounds__(RS_THREADS, 1) NAME(const fmlp_cu_mlp_args p) { stream_body<T>(p); }
+FMLP_STREAM_K(fmlp_mlp_glu_bf16_onekernel1_rowstream, __nv_bfloat16)
+FMLP_STREAM_K(fmlp_mlp_glu_f16_onekernel1_rowstream, __half)
 
 namespace {
 
-struct stream_entry {
-    const void *fn;
-    const char *name;
-};
-#define FMLP_SE(NAME) {(const void *)NAME, #NAME}
 /* [bf16, f16] */
-const stream_entry stream_table[2] = {FMLP_SE(fmlp_mlp_glu_bf16_onekernel1_rowstream),
-                                      FMLP_SE(fmlp_mlp_glu_f16_onekernel1_rowstream)};
-
-constexpr int RS_WORDS = 4;
+const fmlp_kernel_entry stream_table[2] = {FMLP_KERNEL_ENTRY(fmlp_mlp_glu_bf16_onekernel1_rowstream),
+                                           FMLP_KERNEL_ENTRY(fmlp_mlp_glu_f16_onekernel1_rowstream)};
 
 int64_t stream_blocks(const fmlp_cu_mlp_args *a) { return a->sm_count > 0 ? a->sm_count : 132; }
 
 /* The ring, then the per-row sums of the larger phase. */
 size_t stream_smem(const fmlp_cu_mlp_args *a)
 {
-    const int64_t nb = stream_blocks(a), rb = RS_LOADS > RS_WORDS ? RS_LOADS / RS_WORDS : 1;
-    const int64_t gu = 2 * ((a->hidden + nb - 1) / nb) * layout_for(a->dim, RS_WORDS).w;
-    const int64_t dn = (a->out + nb - 1) / nb * layout_for(a->hidden, RS_WORDS).w;
-    return (size_t)(RS_STAGES * rb * RS_WORDS * RS_THREADS) * 16 + (size_t)(gu > dn ? gu : dn) * sizeof(float);
+    const int64_t nb = stream_blocks(a);
+    const int64_t gu = 2 * ((a->hidden + nb - 1) / nb) * layout_for(a->dim).w;
+    const int64_t dn = (a->out + nb - 1) / nb * layout_for(a->hidden).w;
+    return (size_t)(RS_STAGES * RS_BATCH_ROWS * RS_WORDS * RS_THREADS) * 16 + (size_t)(gu > dn ? gu : dn) * sizeof(float);
 }
 
-const stream_entry &stream_for(const fmlp_cu_mlp_args *a)
+const fmlp_kernel_entry &stream_for(const fmlp_cu_mlp_args *a)
 {
     return stream_table[a->dtype == FMLP_F16 ? 1 : 0];
 }
@@ -265,7 +257,7 @@ extern "C" bool fmlp_cu_mlp_stream_fits(const fmlp_cu_mlp_args *a)
     if (a->dtype != FMLP_BF16 && a->dtype != FMLP_F16) return false;
     if (a->cc_major < 9 || a->m != 1 || a->dim % 8 || a->hidden % 8 || a->out < 1) return false;
     if (a->x && ((uintptr_t)a->x & 15)) return false;
-    if (layout_for(a->dim, RS_WORDS).c > RS_WORDS || layout_for(a->hidden, RS_WORDS).c > RS_WORDS) return false;
+    if (layout_for(a->dim).c > RS_WORDS || layout_for(a->hidden).c > RS_WORDS) return false;
     return stream_smem(a) <= RS_MAX_SMEM;
 }
 
