@@ -65,7 +65,7 @@ typedef struct {
     bool pdl_all;                /* FMLP_CUDA_PDL=1: PDL for every gemv, not only those with small weights */
     int one_kernel;              /* FMLP_CU_ONE_*: where a gated MLP's fused forward is one kernel */
     bool row_gemv;               /* one-row GEMMs on the row-streaming gemv (FMLP_CUDA_ROW_GEMV=0: off) */
-    int row_stream;              /* FMLP_CU_ROW_STREAM_*: the one-row one-kernel MLP (FMLP_CUDA_ROW_STREAM) */
+    int row_stream;              /* FMLP_CU_ROW_STREAM_*: the row-streaming one-kernel MLP (FMLP_CUDA_ROW_STREAM) */
     pthread_mutex_t lock;        /* guards the caches below */
 
     cublasLtHandle_t lt;

@@ -103,7 +103,7 @@ typedef struct {
     void *h, *scratch;
     int sm_count; /* one block per multiprocessor; 0: assume 132 */
     int cc_major;
-    int row_stream; /* FMLP_CU_ROW_STREAM_*: where one row takes the row-streaming form (mlp_stream.cu) */
+    int row_stream; /* FMLP_CU_ROW_STREAM_*: where the row-streaming forms run (mlp_stream.cu, mlp_stream_mma.cu) */
     /* filled by the launcher */
     int pieces;     /* the down projection's K pieces */
     float *part;    /* their partial sums */
@@ -121,9 +121,10 @@ bool fmlp_cu_mlp_one_by_default(const fmlp_cu_mlp_args *a);
 size_t fmlp_cu_mlp_one_scratch(const fmlp_cu_mlp_args *a);
 const char *fmlp_cu_mlp_one_name(const fmlp_cu_mlp_args *a);
 cudaError_t fmlp_cu_mlp_one(cudaStream_t s, const fmlp_cu_mlp_args *a);
-/* The one-row form (mlp_stream.cu), which fmlp_cu_mlp_one launches where
- * a->row_stream allows it: one row, cc 9.x, dim and hidden multiples of 8
- * and at most 16384; it needs no scratch. */
+/* The row-streaming forms, which fmlp_cu_mlp_one launches where
+ * a->row_stream allows them: cc 9.x, dim and hidden multiples of 8; at one
+ * row (mlp_stream.cu) both at most 16384, at 2..16 rows (mlp_stream_mma.cu)
+ * any. They need no scratch. */
 bool fmlp_cu_mlp_stream_fits(const fmlp_cu_mlp_args *a);
 const char *fmlp_cu_mlp_stream_name(const fmlp_cu_mlp_args *a);
 cudaError_t fmlp_cu_mlp_stream(cudaStream_t s, const fmlp_cu_mlp_args *a);

@@ -406,8 +406,8 @@ extern "C" bool fmlp_cu_mlp_one_fits(const fmlp_cu_mlp_args *a)
     return true;
 }
 
-/* The row-streaming form (mlp_stream.cu) at one row, where the down
- * groups would not stay resident (or wherever asked). */
+/* The row-streaming forms (mlp_stream.cu, mlp_stream_mma.cu), where the
+ * down groups would not stay resident (or wherever asked). */
 static bool row_stream(const fmlp_cu_mlp_args *a)
 {
     if (a->row_stream == FMLP_CU_ROW_STREAM_OFF || !fmlp_cu_mlp_stream_fits(a)) return false;

@@ -25,7 +25,9 @@
 #include "cuda/device_util.cuh"
 #include "cuda/kernel_entry.cuh"
 #include "cuda/kernels.h"
+#include "cuda/mlp_stream_mma.h"
 #include "cuda/row_dot.cuh"
+#include "cuda/stream_copy.cuh"
 
 namespace cg = cooperative_groups;
 
@@ -93,20 +95,9 @@ template <bool COHERENT> __device__ __forceinline__ void load_x(uint4 (&xr)[RS_W
 }
 
 /* Each thread copies its own weight words into its own slots of a ring in
- * shared memory (cp.async, RS_STAGES batches deep) and reads back only
- * those, so no barrier is needed between threads; in a stage, consecutive
- * threads' words are adjacent, so a warp reads 512 contiguous bytes. The
- * copy carries a memory clobber (mma_sync.cuh's does not): a thread
- * refills a stage right after its own reads of it, which the compiler
- * must not move past the copy. */
-__device__ __forceinline__ void cp_async16(uint4 *dst, const uint4 *src)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src)
-                 : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
-
+ * shared memory (stream_copy.cuh, RS_STAGES batches deep); in a stage,
+ * consecutive threads' words are adjacent, so a warp reads 512 contiguous
+ * bytes. */
 __device__ __forceinline__ uint4 *slot(uint4 *ring, int it, int q, int i)
 {
     return ring + ((it % RS_STAGES) * RS_BATCH_ROWS * RS_WORDS + q * RS_WORDS + i) * RS_THREADS + threadIdx.x;
@@ -123,9 +114,9 @@ template <class Row> __device__ __forceinline__ void issue_batch(uint4 *ring, co
         const uint4 *wr = w + row(r) * pl.kv + pl.j0;
 #pragma unroll
         for (int i = 0; i < RS_WORDS; i++)
-            if (pl.words >> i & 1) cp_async16(slot(ring, it, q, i), wr + i * pl.step);
+            if (pl.words >> i & 1) fmlp_own_copy16(slot(ring, it, q, i), wr + i * pl.step);
     }
-    cp_async_commit();
+    fmlp_own_commit();
 }
 
 /* Each row's warp sum into part[row * w + warp in group]. */
@@ -157,10 +148,10 @@ __device__ __forceinline__ void stream_rows(uint4 *ring, const uint4 *w, const u
 {
     for (int it = 0; pl.g + pl.l.g * it * RS_BATCH_ROWS < pl.rows; it++) {
         issue_batch(ring, w, pl, it + RS_STAGES - 1, row);
-        cp_async_wait<RS_STAGES - 1>();
+        fmlp_own_wait<RS_STAGES - 1>();
         dot_batch<T>(ring, xr, pl, it, part);
     }
-    cp_async_wait<0>();
+    fmlp_own_wait<0>();
 }
 
 /* Row r's warp sums, added in warp order. */
@@ -254,6 +245,7 @@ const fmlp_kernel_entry &stream_for(const fmlp_cu_mlp_args *a)
 
 extern "C" bool fmlp_cu_mlp_stream_fits(const fmlp_cu_mlp_args *a)
 {
+    if (a->m > 1) return fmlp_cu_mlp_stream_rows_fits(a);
     if (a->dtype != FMLP_BF16 && a->dtype != FMLP_F16) return false;
     if (a->cc_major < 9 || a->m != 1 || a->dim % 8 || a->hidden % 8 || a->out < 1) return false;
     if (a->x && ((uintptr_t)a->x & 15)) return false;
@@ -261,10 +253,14 @@ extern "C" bool fmlp_cu_mlp_stream_fits(const fmlp_cu_mlp_args *a)
     return stream_smem(a) <= RS_MAX_SMEM;
 }
 
-extern "C" const char *fmlp_cu_mlp_stream_name(const fmlp_cu_mlp_args *a) { return stream_for(a).name; }
+extern "C" const char *fmlp_cu_mlp_stream_name(const fmlp_cu_mlp_args *a)
+{
+    return a->m > 1 ? fmlp_cu_mlp_stream_rows_name(a) : stream_for(a).name;
+}
 
 extern "C" cudaError_t fmlp_cu_mlp_stream(cudaStream_t s, const fmlp_cu_mlp_args *a)
 {
+    if (a->m > 1) return fmlp_cu_mlp_stream_rows(s, a);
     const void *fn = stream_for(a).fn;
     const size_t smem = stream_smem(a);
     const cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);

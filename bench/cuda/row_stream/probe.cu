@@ -1,8 +1,8 @@
 /* Why: times the row-streaming one-kernel MLP's variants (variants.py) on
- * one shape at one row, in one process, next to a plain read of the same
- * weight bytes (limits.cu): the whole forward, and with one output row
- * (gate/up, the barrier and a trivial down projection), so the two phases'
- * shares show.
+ * one shape at the row counts asked for, in one process, next to a plain
+ * read of the same weight bytes (limits.cu): the whole forward, and with
+ * one output (gate/up, the barrier and a trivial down projection), so the
+ * two phases' shares show.
  * L2-cold: three copies of the weights rotate (over 400 MB for the
  * Llama-3-8B shape; smaller shapes stay partly in L2). Each variant's
  * output is held to a double-precision reference.
@@ -10,7 +10,7 @@
  *   python3 bench/cuda/row_stream/variants.py /tmp/rs
  *   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Isrc -I/tmp/rs \
  *        -o /tmp/rs/probe bench/cuda/row_stream/probe.cu bench/cuda/limits.cu
- *   /tmp/rs/probe [DIM HIDDEN]      (default 4096 14336)
+ *   /tmp/rs/probe [DIM HIDDEN [ROWS...]]      (default 4096 14336 1 16)
  *
  * Results: bench/results/h200_row_stream_2026-12-02.md. */
 #include <cooperative_groups.h>
@@ -23,8 +23,11 @@
 #include <vector>
 
 #include "cuda/device_util.cuh"
+#include "cuda/kernel_entry.cuh"
 #include "cuda/kernels.h"
+#include "cuda/mma_sync.cuh"
 #include "cuda/row_dot.cuh"
+#include "cuda/stream_copy.cuh"
 #include "../limits.h"
 #include "variants.inc"
 
@@ -42,6 +45,7 @@ typedef cudaError_t (*launch_fn)(cudaStream_t, const fmlp_cu_mlp_args *);
 struct variant {
     const char *name;
     launch_fn fn;
+    int64_t first_rows, last_rows;
     bool exact; /* false: timing only */
 };
 static const variant variants[] = {
@@ -64,6 +68,10 @@ static double f64(T v) { return (double)__bfloat162float(v); }
 int main(int argc, char **argv)
 {
     const int64_t dim = argc > 2 ? atoll(argv[1]) : 4096, hid = argc > 2 ? atoll(argv[2]) : 14336, out = dim;
+    std::vector<int64_t> row_counts;
+    for (int i = 3; i < argc; i++) row_counts.push_back(atoll(argv[i]));
+    if (row_counts.empty()) row_counts = {1, 16};
+    const int64_t rmax = *std::max_element(row_counts.begin(), row_counts.end());
     int sms;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     constexpr int C = 3;
@@ -75,32 +83,35 @@ int main(int argc, char **argv)
         fill<<<1024, 256>>>(wgu[c], ngu, 17 + c, 1.0f / sqrtf((float)dim));
         fill<<<1024, 256>>>(wd[c], nd, 91 + c, 1.0f / sqrtf((float)hid));
     }
-    CK(cudaMalloc(&x, dim * 2));
-    CK(cudaMalloc(&h, hid * 2));
-    CK(cudaMalloc(&y, out * 2));
-    fill<<<16, 256>>>(x, dim, 5, 1.0f);
+    CK(cudaMalloc(&x, rmax * dim * 2));
+    CK(cudaMalloc(&h, rmax * hid * 2));
+    CK(cudaMalloc(&y, rmax * out * 2));
+    fill<<<16, 256>>>(x, rmax * dim, 5, 1.0f);
     CK(cudaDeviceSynchronize());
 
     /* reference for copy 0: gate and up rows packed in blocks of 8 (kernels.h), h rounded as the kernel does */
-    std::vector<T> hg(ngu), hd(nd), hx(dim), hy(out);
+    std::vector<T> hg(ngu), hd(nd), hx(rmax * dim), hy(rmax * out);
     CK(cudaMemcpy(hg.data(), wgu[0], ngu * 2, cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(hd.data(), wd[0], nd * 2, cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(hx.data(), x, dim * 2, cudaMemcpyDeviceToHost));
-    std::vector<double> hh(hid), ref(out);
-    for (int64_t o = 0; o < hid; o++) {
-        const int64_t pg = (o / 8) * 16 + o % 8;
-        double g = 0, u = 0;
-        for (int64_t k = 0; k < dim; k++) {
-            g += f64(hg[pg * dim + k]) * f64(hx[k]);
-            u += f64(hg[(pg + 8) * dim + k]) * f64(hx[k]);
+    CK(cudaMemcpy(hx.data(), x, rmax * dim * 2, cudaMemcpyDeviceToHost));
+    std::vector<double> hh(rmax * hid), ref(rmax * out);
+    for (int64_t n = 0; n < rmax; n++) {
+        const T *xn = hx.data() + n * dim;
+        for (int64_t o = 0; o < hid; o++) {
+            const int64_t pg = (o / 8) * 16 + o % 8;
+            double g = 0, u = 0;
+            for (int64_t k = 0; k < dim; k++) {
+                g += f64(hg[pg * dim + k]) * f64(xn[k]);
+                u += f64(hg[(pg + 8) * dim + k]) * f64(xn[k]);
+            }
+            const double a = 0.5 * g * (1 + tanh(0.7978845608028654 * (g + 0.044715 * g * g * g)));
+            hh[n * hid + o] = f64(__float2bfloat16((float)(a * u)));
         }
-        const double a = 0.5 * g * (1 + tanh(0.7978845608028654 * (g + 0.044715 * g * g * g)));
-        hh[o] = f64(__float2bfloat16((float)(a * u)));
-    }
-    for (int64_t r = 0; r < out; r++) {
-        double s = 0;
-        for (int64_t k = 0; k < hid; k++) s += f64(hd[r * hid + k]) * hh[k];
-        ref[r] = s;
+        for (int64_t r = 0; r < out; r++) {
+            double s = 0;
+            for (int64_t k = 0; k < hid; k++) s += f64(hd[r * hid + k]) * hh[n * hid + k];
+            ref[n * out + r] = s;
+        }
     }
 
     cudaStream_t s;
@@ -109,11 +120,11 @@ int main(int argc, char **argv)
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
     const double bytes = (double)(ngu + nd) * 2;
-    auto args = [&](int c, int64_t outputs) {
+    auto args = [&](int c, int64_t rows, int64_t outputs) {
         fmlp_cu_mlp_args a = {};
         a.dtype = FMLP_BF16;
         a.act = FMLP_ACT_GELU_TANH;
-        a.m = 1;
+        a.m = rows;
         a.dim = dim;
         a.hidden = hid;
         a.out = outputs;
@@ -146,8 +157,8 @@ int main(int argc, char **argv)
         CK(cudaGetLastError());
         return best;
     };
-    printf("%lld -> %lld -> %lld bf16, one row, %.1f MB of weights, %d SMs\n", (long long)dim, (long long)hid,
-           (long long)out, bytes / 1e6, sms);
+    printf("%lld -> %lld -> %lld bf16, %.1f MB of weights, %d SMs\n", (long long)dim, (long long)hid, (long long)out,
+           bytes / 1e6, sms);
     bench_limits lim;
     char err_text[256];
     if (bench_limits_measure(0, (int64_t)bytes, C, &lim, err_text, sizeof err_text) == 0)
@@ -156,31 +167,35 @@ int main(int argc, char **argv)
     else
         printf("read limit: %s\n", err_text);
     int bad = 0;
-    for (const variant &v : variants) {
-        CK(cudaMemset(y, 0xff, out * 2));
-        const fmlp_cu_mlp_args a0 = args(0, out);
-        CK(v.fn(s, &a0));
-        CK(cudaStreamSynchronize(s));
-        CK(cudaMemcpy(hy.data(), y, out * 2, cudaMemcpyDeviceToHost));
-        double num = 0, den = 0;
-        for (int64_t r = 0; r < out; r++) {
-            const double d = f64(hy[r]) - ref[r];
-            num += d * d;
-            den += ref[r] * ref[r];
+    for (const int64_t rows : row_counts) {
+        for (const variant &v : variants) {
+            if (rows < v.first_rows || rows > v.last_rows) continue;
+            CK(cudaMemset(y, 0xff, rows * out * 2));
+            const fmlp_cu_mlp_args a0 = args(0, rows, out);
+            CK(v.fn(s, &a0));
+            CK(cudaStreamSynchronize(s));
+            CK(cudaMemcpy(hy.data(), y, rows * out * 2, cudaMemcpyDeviceToHost));
+            double num = 0, den = 0;
+            for (int64_t i = 0; i < rows * out; i++) {
+                const double d = f64(hy[i]) - ref[i];
+                num += d * d;
+                den += ref[i] * ref[i];
+            }
+            const double err = sqrt(num / den);
+            const bool ok = err <= 1e-2;
+            if (v.exact && !ok) bad++;
+            const float t = time_us([&](int c) {
+                const fmlp_cu_mlp_args a = args(c, rows, out);
+                v.fn(s, &a);
+            });
+            const float t1 = time_us([&](int c) {
+                const fmlp_cu_mlp_args a = args(c, rows, 1);
+                v.fn(s, &a);
+            });
+            printf("rows %2lld %-16s %8.2f us  %5.2f TB/s  err %.1e %s  one output: %8.2f us (gate/up at %.2f TB/s)\n",
+                   (long long)rows, v.name, t, bytes / t / 1e6, err, v.exact ? (ok ? "ok" : "WRONG") : "(timing only)", t1,
+                   ngu * 2.0 / t1 / 1e6);
         }
-        const double err = sqrt(num / den);
-        const bool ok = err <= 1e-2;
-        if (v.exact && !ok) bad++;
-        const float t = time_us([&](int c) {
-            const fmlp_cu_mlp_args a = args(c, out);
-            v.fn(s, &a);
-        });
-        const float t1 = time_us([&](int c) {
-            const fmlp_cu_mlp_args a = args(c, 1);
-            v.fn(s, &a);
-        });
-        printf("%-16s %8.2f us  %5.2f TB/s  err %.1e %s  one output row: %8.2f us (gate/up at %.2f TB/s)\n", v.name, t,
-               bytes / t / 1e6, err, v.exact ? (ok ? "ok" : "WRONG") : "(timing only)", t1, ngu * 2.0 / t1 / 1e6);
     }
     return bad ? 1 : 0;
 }

@@ -1,25 +1,44 @@
-"""Why: the row-streaming one-kernel MLP (src/cuda/mlp_stream.cu) has two
-depth constants and a grid barrier whose cost is worth knowing; this writes
-copies of the kernel with other constants (and one without the barrier,
-for timing only: its results are wrong) under their own names, for
-probe.cu to time side by side in one process.
+"""Why: the row-streaming one-kernel MLP's two forms (src/cuda/mlp_stream.cu
+at one row, src/cuda/mlp_stream_mma.cu at 2..16) have depth constants and a
+grid barrier whose cost is worth knowing; this writes copies of each kernel
+with other constants (and one without the barrier, for timing only: its
+results are wrong) under their own names, for probe.cu to time side by side
+in one process.
 Usage: python3 bench/cuda/row_stream/variants.py OUT_DIR (from the repository root)."""
 import os
 import re
 import sys
 
-SRC = open("src/cuda/mlp_stream.cu").read()
-# name, words per batch (RS_LOADS), batches in flight (RS_STAGES), grid barrier
-VARIANTS = [("c4s4", 4, 4, True), ("c4s3", 4, 3, True), ("c4s6", 4, 6, True), ("c8s2", 8, 2, True),
-            ("c8s3", 8, 3, True), ("c4s4_nobarrier", 4, 4, False)]
+# file, launcher, rows (first, last), constants to set
+FORMS = {
+    "row": ("src/cuda/mlp_stream.cu", "fmlp_cu_mlp_stream", (1, 1)),
+    "mma": ("src/cuda/mlp_stream_mma.cu", "fmlp_cu_mlp_stream_rows", (2, 16)),
+}
+# name, form, {constant: value}, grid barrier
+VARIANTS = [
+    ("c4s4", "row", {"RS_LOADS": 4, "RS_STAGES": 4}, True),
+    ("c4s4_nobarrier", "row", {"RS_LOADS": 4, "RS_STAGES": 4}, False),
+    ("g4s4", "mma", {"MS_GROUP": 4, "MS_STAGES": 4}, True),
+    ("g2s4", "mma", {"MS_GROUP": 2, "MS_STAGES": 4}, True),
+    ("g4s3", "mma", {"MS_GROUP": 4, "MS_STAGES": 3}, True),
+    ("g2s5", "mma", {"MS_GROUP": 2, "MS_STAGES": 5}, True),
+    ("g1s4", "mma", {"MS_GROUP": 1, "MS_STAGES": 4}, True),
+    ("g4s4_nobarrier", "mma", {"MS_GROUP": 4, "MS_STAGES": 4}, False),
+]
 
 
-def variant(name, loads, stages, barrier):
-    s = re.sub(r"constexpr int RS_LOADS = \d+;", "constexpr int RS_LOADS = %d;" % loads, SRC)
-    s = re.sub(r"constexpr int RS_STAGES = \d+;", "constexpr int RS_STAGES = %d;" % stages, s)
+def variant(name, form, constants, barrier):
+    path, launcher, _ = FORMS[form]
+    s = open(path).read()
+    for k, v in constants.items():
+        s, n = re.subn(r"constexpr int %s = \d+;" % k, "constexpr int %s = %d;" % (k, v), s)
+        assert n == 1, (path, k)
+    # the one-row form hands 2..16 rows to the other; a variant keeps its own
+    s = re.sub(r"\n *if \(a->m > 1\) return fmlp_cu_mlp_stream_rows\w*\(.*\);", "", s)
+    s = re.sub(r"a->m > 1 \? fmlp_cu_mlp_stream_rows_name\(a\) : ", "", s)
     if not barrier:
         s = s.replace("cg::this_grid().sync();", "__syncthreads();")
-    s = s.replace("fmlp_mlp_glu_", name + "_fmlp_mlp_glu_").replace("fmlp_cu_mlp_stream", name + "_stream")
+    s = s.replace("fmlp_mlp_glu_", name + "_fmlp_mlp_glu_").replace(launcher, name + "_stream")
     s = re.sub(r'#include [<"].*[>"]\n', "", s)
     return "namespace %s {\n%s\n}\n" % (name, s)
 
@@ -30,5 +49,6 @@ with open(os.path.join(out, "variants.inc"), "w") as f:
     for v in VARIANTS:
         f.write(variant(*v))
 with open(os.path.join(out, "variants_list.inc"), "w") as f:
-    for v in VARIANTS:
-        f.write('{"%s", %s::%s_stream, %s},\n' % (v[0], v[0], v[0], "true" if v[3] else "false"))
+    for name, form, _, barrier in VARIANTS:
+        lo, hi = FORMS[form][2]
+        f.write('{"%s", %s::%s_stream, %d, %d, %s},\n' % (name, name, name, lo, hi, "true" if barrier else "false"))
