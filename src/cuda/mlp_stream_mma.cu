@@ -1,27 +1,27 @@
 /* Why: at 2..16 rows a large gated MLP's forward is still a stream of its
  * weights (the Llama-3-8B MLP: 352 MB, 80 us at the H200's plain read
  * speed), but f32 FMAs for 16 rows would cost more issue slots than the
- * stream leaves. This form keeps the one-row kernel's stream (mlp_stream.cu:
+ * stream leaves. This form keeps the one-row kernel's grid (mlp_stream.cu:
  * one cooperative block per SM owning a share of the hidden columns, then
- * of the outputs; each thread copying its own words into its own ring of
- * shared memory, several batches in flight) and multiplies on the tensor
- * cores instead:
+ * of the outputs, the down phase's first loads issued before the grid-wide
+ * barrier) and multiplies on the tensor cores:
  *
- * - A warp takes a tile of 16 weight rows over its slice of K. Each lane
- *   copies one 16-byte word of row g and one of row g + 8 (g = lane / 4)
- *   per chunk of 32 K; the four lanes of a quad cover the chunk. Those two
- *   words are the A fragments of two m16n8k16 mma.sync steps as they are,
- *   with K permuted inside the chunk; the x (or h) words at the same
- *   positions are the B fragments, held in registers for a pass of up to
- *   16 x 256 K. Longer K takes several passes.
- * - After each tile the warps' 16 x 16 sums go to shared memory and, after
- *   one barrier, are added in warp order (then pass order): the same bits
- *   every run. The stream does not wait at the barrier: each thread's ring
- *   already holds the next tile's words in flight.
+ * - A warp takes tiles of 8 weight rows over its segment of K and copies
+ *   each row's segment with adjacent lanes (cp.async, 256 bytes a row,
+ *   zeros past the matrix) into its own ring of shared memory, several
+ *   tiles in flight. In m16n8k16 mma.sync steps the tile is the B operand
+ *   and x's rows (up to 16, zeros past m) the A operand, held in
+ *   registers for a pass of K; a lane's 16-byte word of a 32-wide chunk
+ *   holds the K positions of two steps, K permuted inside the chunk and
+ *   x's words permuted alike. Longer K takes several passes.
+ * - The warps' sums of a group of tiles go to shared memory and, after one
+ *   barrier, every thread adds up one entry in warp order (then pass
+ *   order): the same bits every run. The copies do not wait at the
+ *   barrier: each warp's ring already holds the next tiles in flight.
  * - The gate/up packing (blocks of 8 gate rows, then 8 up rows) puts a
  *   column's gate and up rows in the same tile, so the GLU is applied as
- *   the tile is added up; h goes to global memory (L2) for the down phase,
- *   whose first words load during the grid-wide barrier. */
+ *   the tile is added up; h goes to global memory (L2) for the down phase.
+ * Measured: bench/results/h200_row_stream_rows_2026-12-02.md. */
 #include <cooperative_groups.h>
 
 #include "cuda/device_util.cuh"
@@ -35,39 +35,36 @@ namespace cg = cooperative_groups;
 namespace {
 
 constexpr int MS_WARPS = 16, MS_THREADS = MS_WARPS * 32;
-/* A warp's segment of a row is J = 4..8 chunks of 32 K (read by 4 J
- * adjacent lanes: 512 bytes at J = 8; x's 16 rows then take 64 registers),
- * J chosen per matrix so that whole passes of 16 warps cover K. Its ring
- * holds MS_STAGES tiles of 8 such segments (MS_STAGES - 1 in flight: 128
- * KB per SM at J = 8). Measured on the H200 (Llama-3-8B MLP, 16 rows):
- * 512-byte segments 100 us, 256-byte 105-110, 128-byte 129-136
- * (bench/results/h200_row_stream_2026-12-02.md). */
-constexpr int MS_MAX_CHUNKS = 4;
-constexpr int MS_MIN_CHUNKS = 4;
+/* A warp's segment of a row: chunks of 32 K, read by 4 lanes each (x's
+ * 16 rows take 8 registers a chunk). Its ring holds MS_STAGES tiles of 8
+ * segments (MS_STAGES - 1 in flight: 96 KB per SM), and the sums of
+ * MS_GROUP tiles are added up per barrier. Measured on the H200 (Llama-3-8B
+ * MLP, 2 / 16 rows, bench/results/h200_row_stream_rows_2026-12-02.md):
+ * 87.6 / 96.7 us, against 91.7 / 100.0 adding up every tile, 88.5 / 101.8
+ * every four; 512-byte segments (8 chunks) 89.2 / 104.0, 128-byte 122.9 /
+ * 129.3. */
+constexpr int MS_CHUNKS = 4;
 constexpr int MS_STAGES = 4;
-/* tiles between barriers: their sums wait in registers, then all threads add them up */
 constexpr int MS_GROUP = 2;
-constexpr int MS_ROW_WORDS = 4 * MS_MAX_CHUNKS;             /* a ring row: 16-byte words */
+constexpr int MS_ROW_WORDS = 4 * MS_CHUNKS;                 /* a segment: 16-byte words */
 constexpr int MS_STAGE_WORDS = MS_WARPS * 8 * MS_ROW_WORDS; /* a block's tile: 8 rows a warp */
 constexpr int MS_TILE = 8 * 16;                             /* a tile's sums: 8 weight rows x 16 x rows */
 constexpr size_t MS_MAX_SMEM = 227 * 1024;
 
 /* A block's stream of one matrix: its rows, in tiles of 8; K as kv words,
- * cut into passes of 16 warps x j chunks. */
+ * cut into passes of 16 warps x MS_CHUNKS chunks. */
 struct plan {
-    int rows, tiles, kv, passes, j;
+    int rows, tiles, kv, passes;
 };
 
 __host__ __device__ inline plan plan_for(int64_t k, int64_t rows)
 {
     const int kv = (int)(k / 8);
-    const int passes = (kv + MS_WARPS * MS_ROW_WORDS - 1) / (MS_WARPS * MS_ROW_WORDS);
-    const int j = (kv + 4 * MS_WARPS * passes - 1) / (4 * MS_WARPS * passes);
-    return {(int)rows, (int)((rows + 7) / 8), kv, passes, j < MS_MIN_CHUNKS ? MS_MIN_CHUNKS : j};
+    return {(int)rows, (int)((rows + 7) / 8), kv, (kv + MS_WARPS * MS_ROW_WORDS - 1) / (MS_WARPS * MS_ROW_WORDS)};
 }
 
 /* The first word of this warp's segment of a row in pass p. */
-template <int J> __device__ __forceinline__ int segment(int p) { return (p * MS_WARPS + (int)(threadIdx.x >> 5)) * 4 * J; }
+__device__ __forceinline__ int segment(int p) { return (p * MS_WARPS + (int)(threadIdx.x >> 5)) * MS_ROW_WORDS; }
 
 /* Word w of row r of a warp's tile in its ring; odd rows swap halves of
  * 128 bytes, so the eight lanes of a 16-byte read phase (two rows, four
@@ -84,15 +81,14 @@ struct cursor {
 };
 
 /* Copies the warp's segments of the cursor's tile into its ring, a row's
- * 4 J words from adjacent lanes (zeros past the matrix), as one commit
- * group. */
-template <int J, class Row>
+ * words from adjacent lanes (zeros past the matrix), as one commit group. */
+template <class Row>
 __device__ __forceinline__ void issue(uint4 *ring, const uint4 *w, const plan &pl, cursor &c, const Row &row)
 {
-    constexpr int SEG = 4 * J, PER = 32 / SEG; /* lanes a row, rows a copy */
+    constexpr int SEG = MS_ROW_WORDS, PER = 32 / SEG; /* lanes a row, rows a copy */
     const int lane = threadIdx.x & 31, word = lane % SEG, first = lane / SEG;
     if (c.p < pl.passes && first < PER) {
-        const int kw = segment<J>(c.p) + word;
+        const int kw = segment(c.p) + word;
         uint4 *dst = ring + (c.q % MS_STAGES) * MS_STAGE_WORDS + (int)(threadIdx.x >> 5) * 8 * MS_ROW_WORDS;
 #pragma unroll
         for (int i = 0; i < 8 / PER; i++) {
@@ -116,18 +112,18 @@ __device__ __forceinline__ void issue(uint4 *ring, const uint4 *w, const plan &p
  * weight row * 16 + x row]) are in shared memory. In the mma, x is the
  * 16-row A operand and the tile's 8 weight rows the B operand; a lane's
  * word of a chunk holds the K positions of both of its steps. */
-template <typename T, int J, bool COHERENT, class Row, class Add>
-__device__ __forceinline__ void stream_j(uint4 *ring, const uint4 *w, const plan &pl, const Row &row, cursor &c,
-                                         const uint4 *x, int64_t ldxw, int m, float *part, const Add &add)
+template <typename T, bool COHERENT, class Row, class Add>
+__device__ __forceinline__ void stream(uint4 *ring, const uint4 *w, const plan &pl, const Row &row, cursor &c,
+                                       const uint4 *x, int64_t ldxw, int m, float *part, const Add &add)
 {
     const int warp = threadIdx.x >> 5, g = (threadIdx.x & 31) >> 2, t = threadIdx.x & 3;
     const uint4 zero = make_uint4(0, 0, 0, 0);
     int next = 0, buf = 0;
     for (int p = 0; p < pl.passes; p++) {
-        uint4 xa[J], xb[J]; /* x rows g and g + 8 */
+        uint4 xa[MS_CHUNKS], xb[MS_CHUNKS]; /* x rows g and g + 8 */
 #pragma unroll
-        for (int j = 0; j < J; j++) {
-            const int kw = segment<J>(p) + 4 * j + t;
+        for (int j = 0; j < MS_CHUNKS; j++) {
+            const int kw = segment(p) + 4 * j + t;
             const bool in = kw < pl.kv;
             xa[j] = !in || g >= m ? zero : COHERENT ? __ldcg(x + g * ldxw + kw) : __ldg(x + g * ldxw + kw);
             xb[j] = !in || g + 8 >= m ? zero : COHERENT ? __ldcg(x + (g + 8) * ldxw + kw) : __ldg(x + (g + 8) * ldxw + kw);
@@ -140,9 +136,9 @@ __device__ __forceinline__ void stream_j(uint4 *ring, const uint4 *w, const plan
                 if (first + gi >= pl.tiles) break;
                 fmlp_own_wait<MS_STAGES - 2>();
                 __syncwarp();
-                issue<J>(ring, w, pl, c, row);
+                issue(ring, w, pl, c, row);
 #pragma unroll
-                for (int j = 0; j < J; j++) {
+                for (int j = 0; j < MS_CHUNKS; j++) {
                     const uint4 b = *ring_word(ring, next % MS_STAGES, g, 4 * j + t);
                     const uint32_t lo[4] = {xa[j].x, xb[j].x, xa[j].y, xb[j].y};
                     const uint32_t hi[4] = {xa[j].z, xb[j].z, xa[j].w, xb[j].w};
@@ -169,31 +165,16 @@ __device__ __forceinline__ void stream_j(uint4 *ring, const uint4 *w, const plan
     __syncwarp();
 }
 
-/* A phase with segments of J chunks: starts its first tiles, runs
- * `before` (the grid barrier, for the down phase), then streams. */
-template <typename T, int J, bool COHERENT, class Row, class Add, class Before>
-__device__ __forceinline__ void phase_j(uint4 *ring, const uint4 *w, const plan &pl, const Row &row, const uint4 *x,
-                                        int64_t ldxw, int m, float *part, const Add &add, const Before &before)
-{
-    if constexpr (J <= MS_MAX_CHUNKS) {
-        cursor c = {pl.tiles ? 0 : pl.passes, 0, 0};
-        for (int i = 0; i < MS_STAGES - 1; i++) issue<J>(ring, w, pl, c, row);
-        before();
-        stream_j<T, J, COHERENT>(ring, w, pl, row, c, x, ldxw, m, part, add);
-    }
-}
-
+/* A phase: starts its first tiles, runs `before` (the grid barrier, for
+ * the down phase), then streams. */
 template <typename T, bool COHERENT, class Row, class Add, class Before>
 __device__ __forceinline__ void phase(uint4 *ring, const uint4 *w, const plan &pl, const Row &row, const uint4 *x,
                                       int64_t ldxw, int m, float *part, const Add &add, const Before &before)
 {
-    switch (pl.j) {
-    case 4: phase_j<T, 4, COHERENT>(ring, w, pl, row, x, ldxw, m, part, add, before); break;
-    case 5: phase_j<T, 5, COHERENT>(ring, w, pl, row, x, ldxw, m, part, add, before); break;
-    case 6: phase_j<T, 6, COHERENT>(ring, w, pl, row, x, ldxw, m, part, add, before); break;
-    case 7: phase_j<T, 7, COHERENT>(ring, w, pl, row, x, ldxw, m, part, add, before); break;
-    default: phase_j<T, 8, COHERENT>(ring, w, pl, row, x, ldxw, m, part, add, before); break;
-    }
+    cursor c = {pl.tiles ? 0 : pl.passes, 0, 0};
+    for (int i = 0; i < MS_STAGES - 1; i++) issue(ring, w, pl, c, row);
+    before();
+    stream<T, COHERENT>(ring, w, pl, row, c, x, ldxw, m, part, add);
 }
 
 /* The warps' sums of one entry of a tile, in warp order. */

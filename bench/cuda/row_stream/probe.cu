@@ -12,7 +12,8 @@
  *        -o /tmp/rs/probe bench/cuda/row_stream/probe.cu bench/cuda/limits.cu
  *   /tmp/rs/probe [DIM HIDDEN [ROWS...]]      (default 4096 14336 1 16)
  *
- * Results: bench/results/h200_row_stream_2026-12-02.md. */
+ * Results: bench/results/h200_row_stream_2026-12-02.md (one row),
+ * bench/results/h200_row_stream_rows_2026-12-02.md (2..16 rows). */
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>
 

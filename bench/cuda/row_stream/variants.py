@@ -18,12 +18,13 @@ FORMS = {
 VARIANTS = [
     ("c4s4", "row", {"RS_LOADS": 4, "RS_STAGES": 4}, True),
     ("c4s4_nobarrier", "row", {"RS_LOADS": 4, "RS_STAGES": 4}, False),
-    ("g4s4", "mma", {"MS_GROUP": 4, "MS_STAGES": 4}, True),
-    ("g2s4", "mma", {"MS_GROUP": 2, "MS_STAGES": 4}, True),
-    ("g4s3", "mma", {"MS_GROUP": 4, "MS_STAGES": 3}, True),
-    ("g2s5", "mma", {"MS_GROUP": 2, "MS_STAGES": 5}, True),
-    ("g1s4", "mma", {"MS_GROUP": 1, "MS_STAGES": 4}, True),
-    ("g4s4_nobarrier", "mma", {"MS_GROUP": 4, "MS_STAGES": 4}, False),
+    ("g2s4", "mma", {"MS_CHUNKS": 4, "MS_GROUP": 2, "MS_STAGES": 4}, True),
+    ("g1s4", "mma", {"MS_CHUNKS": 4, "MS_GROUP": 1, "MS_STAGES": 4}, True),
+    ("g4s4", "mma", {"MS_CHUNKS": 4, "MS_GROUP": 4, "MS_STAGES": 4}, True),
+    ("g4s3", "mma", {"MS_CHUNKS": 4, "MS_GROUP": 4, "MS_STAGES": 3}, True),
+    ("g2s5", "mma", {"MS_CHUNKS": 4, "MS_GROUP": 2, "MS_STAGES": 5}, True),
+    ("k8g1s3", "mma", {"MS_CHUNKS": 8, "MS_GROUP": 1, "MS_STAGES": 3}, True),
+    ("g2s4_nobarrier", "mma", {"MS_CHUNKS": 4, "MS_GROUP": 2, "MS_STAGES": 4}, False),
 ]
 
 
