@@ -31,8 +31,9 @@ fmlp_mode fmlp_cu_auto_mode(fmlp_ctx *ctx, fmlp_block block, fmlp_dtype dtype, i
 }
 
 /* The one-kernel MLP (mlp_one.cu) on Hopper at up to 16 rows, where its
- * down groups stay in shared memory, and at one row in its row-streaming
- * form (mlp_stream.cu) where they would not. Measured on the H200
+ * down groups stay in shared memory, and in its row-streaming forms
+ * (mlp_stream.cu at one row, mlp_stream_mma.cu at 2..16) where they
+ * would not. Measured on the H200
  * (bench/results/h200_one_kernel_2026-12-01.md), the tutorial's shape in a
  * graph: 8.2 us against 8.7 for the two gemvs at 1 row L2-warm, 10.4
  * against 13.4 L2-cold; at 16 rows 11.1 / 13.3 against 11.9 / 16.8. With
@@ -40,7 +41,10 @@ fmlp_mode fmlp_cu_auto_mode(fmlp_ctx *ctx, fmlp_block block, fmlp_dtype dtype, i
  * at 1 row and slower at 16 (122 us against 98), so that form runs only
  * when FMLP_CUDA_ONE_KERNEL=1 asks for it wherever it fits; the row stream
  * took the Llama-3-8B MLP's one row from 93 to 86-88 us
- * (bench/results/h200_row_stream_2026-12-02.md). */
+ * (bench/results/h200_row_stream_2026-12-02.md), and its 2, 8 and 16
+ * rows from 93.8, 93.5 and 98.0 to 86.9, 91.1 and 95.9 L2-cold, the
+ * 2048 -> 11008 MLP's 16 from 49.1 to 44.9
+ * (bench/results/h200_row_stream_rows_2026-12-02.md). */
 bool fmlp_cu_one_kernel(fmlp_ctx *ctx, const fmlp_mlp_desc *d, int64_t rows, int64_t *ws_bytes)
 {
     const fmlp_cu_state *st = fmlp_cu_state_of(ctx);
