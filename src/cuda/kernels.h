@@ -124,7 +124,8 @@ cudaError_t fmlp_cu_mlp_one(cudaStream_t s, const fmlp_cu_mlp_args *a);
 /* The row-streaming forms, which fmlp_cu_mlp_one launches where
  * a->row_stream allows them: cc 9.x, dim and hidden multiples of 8; at one
  * row (mlp_stream.cu) both at most 16384, at 2..16 rows (mlp_stream_mma.cu)
- * any. They need no scratch. */
+ * while a block's carried sums fit in shared memory (with dim above 2048,
+ * hidden up to about 70000 on 132 SMs). They need no scratch. */
 bool fmlp_cu_mlp_stream_fits(const fmlp_cu_mlp_args *a);
 const char *fmlp_cu_mlp_stream_name(const fmlp_cu_mlp_args *a);
 cudaError_t fmlp_cu_mlp_stream(cudaStream_t s, const fmlp_cu_mlp_args *a);

@@ -93,6 +93,8 @@ int main(void)
      * mma form's shared memory: refused, and the K-pieces form remains */
     a = shape(FMLP_BF16, 1, 4096, 32768);
     tu_check(!fmlp_cu_mlp_stream_fits(&a), "one row, hidden 32768: the one-row stream does not fit");
+    a = shape(FMLP_BF16, 4, 4096, 65536);
+    tu_check(fmlp_cu_mlp_stream_fits(&a), "4 rows, hidden 65536: the mma stream fits");
     a = shape(FMLP_BF16, 4, 4096, 1 << 21);
     tu_check(!fmlp_cu_mlp_stream_fits(&a), "4 rows, hidden 2^21: the mma stream's shared memory does not fit");
     takes(&a, false, "fmlp_mlp_glu_bf16_onekernel8", "4 rows, hidden 2^21");
