@@ -23,6 +23,7 @@
 #include "cuda/device_util.cuh"
 #include "cuda/kernel_entry.cuh"
 #include "cuda/kernels.h"
+#include "cuda/mlp_grid.cuh"
 #include "cuda/mma_sync.cuh"
 
 namespace cg = cooperative_groups;
@@ -362,14 +363,12 @@ const fmlp_kernel_entry one_table[2][2][2] = {
      {FMLP_KERNEL_ENTRY(fmlp_mlp_glu_f16_onekernel16), FMLP_KERNEL_ENTRY(fmlp_mlp_glu_f16_onekernel16_smem)}},
 };
 
-int64_t one_blocks(const fmlp_cu_mlp_args *a) { return a->sm_count > 0 ? a->sm_count : 132; }
-
 /* Bytes of shared memory a resident down group takes, 0 when the shape
  * streams its down projection instead. */
 size_t res_bytes(const fmlp_cu_mlp_args *a)
 {
     const int64_t groups = (a->out + 15) / 16, bytes = (a->hidden + 31) / 32 * 1024;
-    return groups <= one_blocks(a) && bytes <= ONE_RES_BYTES ? (size_t)bytes : 0;
+    return groups <= fmlp_grid_blocks(a) && bytes <= ONE_RES_BYTES ? (size_t)bytes : 0;
 }
 
 const fmlp_kernel_entry &one_for(const fmlp_cu_mlp_args *a)
@@ -381,7 +380,7 @@ const fmlp_kernel_entry &one_for(const fmlp_cu_mlp_args *a)
  * least one chunk. */
 int64_t one_pieces(const fmlp_cu_mlp_args *a)
 {
-    const int64_t teams = one_blocks(a) * ONE_TEAMS, groups = (a->out + 15) / 16;
+    const int64_t teams = fmlp_grid_blocks(a) * ONE_TEAMS, groups = (a->out + 15) / 16;
     const int64_t chunks = (a->hidden + 31) / 32;
     int64_t p = teams / groups;
     if (p > chunks / ONE_TEAM) p = chunks / ONE_TEAM;
@@ -437,22 +436,5 @@ extern "C" cudaError_t fmlp_cu_mlp_one(cudaStream_t s, const fmlp_cu_mlp_args *a
     const size_t part = part_bytes(a, p.pieces);
     p.part = reinterpret_cast<float *>(base);
     p.count = reinterpret_cast<unsigned *>(base + ((part + 255) & ~(size_t)255));
-    const fmlp_kernel_entry &e = one_for(a);
-    const size_t smem = res_bytes(a);
-    if (smem) {
-        const cudaError_t err = cudaFuncSetAttribute(e.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-        if (err != cudaSuccess) return err;
-    }
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)one_blocks(a));
-    cfg.blockDim = dim3(ONE_WARPS * 32);
-    cfg.dynamicSmemBytes = smem;
-    cfg.stream = s;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeCooperative;
-    attr[0].val.cooperative = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    void *args[] = {(void *)&p};
-    return cudaLaunchKernelExC(&cfg, e.fn, args);
+    return fmlp_grid_launch(s, one_for(a).fn, &p, ONE_WARPS * 32, res_bytes(a));
 }

@@ -25,6 +25,7 @@
 #include "cuda/device_util.cuh"
 #include "cuda/kernel_entry.cuh"
 #include "cuda/kernels.h"
+#include "cuda/mlp_grid.cuh"
 #include "cuda/mlp_stream_mma.h"
 #include "cuda/row_dot.cuh"
 #include "cuda/stream_copy.cuh"
@@ -46,7 +47,6 @@ constexpr int RS_STAGES = 4;
 /* 16-byte words of a row per lane: K up to 16384 (8 words spilled registers) */
 constexpr int RS_WORDS = 4;
 constexpr int RS_BATCH_ROWS = RS_LOADS > RS_WORDS ? RS_LOADS / RS_WORDS : 1;
-constexpr size_t RS_MAX_SMEM = 227 * 1024;
 
 /* How a block streams a matrix of k columns: w warps share a row, each lane
  * holding c 16-byte words of it (w the fewest that keep c <= RS_WORDS,
@@ -225,12 +225,10 @@ namespace {
 const fmlp_kernel_entry stream_table[2] = {FMLP_KERNEL_ENTRY(fmlp_mlp_glu_bf16_onekernel1_rowstream),
                                            FMLP_KERNEL_ENTRY(fmlp_mlp_glu_f16_onekernel1_rowstream)};
 
-int64_t stream_blocks(const fmlp_cu_mlp_args *a) { return a->sm_count > 0 ? a->sm_count : 132; }
-
 /* The ring, then the per-row sums of the larger phase. */
 size_t stream_smem(const fmlp_cu_mlp_args *a)
 {
-    const int64_t nb = stream_blocks(a);
+    const int64_t nb = fmlp_grid_blocks(a);
     const int64_t gu = 2 * ((a->hidden + nb - 1) / nb) * layout_for(a->dim).w;
     const int64_t dn = (a->out + nb - 1) / nb * layout_for(a->hidden).w;
     return (size_t)(RS_STAGES * RS_BATCH_ROWS * RS_WORDS * RS_THREADS) * 16 + (size_t)(gu > dn ? gu : dn) * sizeof(float);
@@ -246,11 +244,9 @@ const fmlp_kernel_entry &stream_for(const fmlp_cu_mlp_args *a)
 extern "C" bool fmlp_cu_mlp_stream_fits(const fmlp_cu_mlp_args *a)
 {
     if (a->m > 1) return fmlp_cu_mlp_stream_rows_fits(a);
-    if (a->dtype != FMLP_BF16 && a->dtype != FMLP_F16) return false;
-    if (a->cc_major < 9 || a->m != 1 || a->dim % 8 || a->hidden % 8 || a->out < 1) return false;
-    if (a->x && ((uintptr_t)a->x & 15)) return false;
+    if (!fmlp_grid_stream_shape(a) || a->m != 1) return false;
     if (layout_for(a->dim).c > RS_WORDS || layout_for(a->hidden).c > RS_WORDS) return false;
-    return stream_smem(a) <= RS_MAX_SMEM;
+    return stream_smem(a) <= FMLP_GRID_MAX_SMEM;
 }
 
 extern "C" const char *fmlp_cu_mlp_stream_name(const fmlp_cu_mlp_args *a)
@@ -261,20 +257,5 @@ extern "C" const char *fmlp_cu_mlp_stream_name(const fmlp_cu_mlp_args *a)
 extern "C" cudaError_t fmlp_cu_mlp_stream(cudaStream_t s, const fmlp_cu_mlp_args *a)
 {
     if (a->m > 1) return fmlp_cu_mlp_stream_rows(s, a);
-    const void *fn = stream_for(a).fn;
-    const size_t smem = stream_smem(a);
-    const cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    if (e != cudaSuccess) return e;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)stream_blocks(a));
-    cfg.blockDim = dim3(RS_THREADS);
-    cfg.dynamicSmemBytes = smem;
-    cfg.stream = s;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeCooperative;
-    attr[0].val.cooperative = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    void *args[] = {(void *)a};
-    return cudaLaunchKernelExC(&cfg, fn, args);
+    return fmlp_grid_launch(s, stream_for(a).fn, a, RS_THREADS, stream_smem(a));
 }

@@ -26,6 +26,7 @@
 
 #include "cuda/device_util.cuh"
 #include "cuda/kernel_entry.cuh"
+#include "cuda/mlp_grid.cuh"
 #include "cuda/mlp_stream_mma.h"
 #include "cuda/mma_sync.cuh"
 #include "cuda/stream_copy.cuh"
@@ -49,7 +50,6 @@ constexpr int MS_GROUP = 2;
 constexpr int MS_ROW_WORDS = 4 * MS_CHUNKS;                 /* a segment: 16-byte words */
 constexpr int MS_STAGE_WORDS = MS_WARPS * 8 * MS_ROW_WORDS; /* a block's tile: 8 rows a warp */
 constexpr int MS_TILE = 8 * 16;                             /* a tile's sums: 8 weight rows x 16 x rows */
-constexpr size_t MS_MAX_SMEM = 227 * 1024;
 
 /* A block's stream of one matrix: its rows, in tiles of 8; K as kv words,
  * cut into passes of 16 warps x MS_CHUNKS chunks. */
@@ -270,8 +270,6 @@ const fmlp_kernel_entry rows_table[2] = {FMLP_KERNEL_ENTRY(fmlp_mlp_glu_bf16_one
 
 const fmlp_kernel_entry &rows_for(const fmlp_cu_mlp_args *a) { return rows_table[a->dtype == FMLP_F16 ? 1 : 0]; }
 
-int64_t rows_blocks(const fmlp_cu_mlp_args *a) { return a->sm_count > 0 ? a->sm_count : 132; }
-
 /* Tiles whose sums wait between passes: none when one pass covers K. */
 int64_t carried_tiles(const plan &pl) { return pl.passes > 1 ? pl.tiles : 0; }
 
@@ -279,7 +277,7 @@ int64_t carried_tiles(const plan &pl) { return pl.passes > 1 ? pl.tiles : 0; }
  * phase that needs more of them. */
 size_t rows_smem(const fmlp_cu_mlp_args *a)
 {
-    const int64_t nb = rows_blocks(a);
+    const int64_t nb = fmlp_grid_blocks(a);
     const int64_t gu = carried_tiles(plan_for(a->dim, 2 * ((a->hidden + nb - 1) / nb)));
     const int64_t dn = carried_tiles(plan_for(a->hidden, (a->out + nb - 1) / nb));
     return (size_t)MS_STAGES * MS_STAGE_WORDS * 16 +
@@ -290,31 +288,14 @@ size_t rows_smem(const fmlp_cu_mlp_args *a)
 
 extern "C" bool fmlp_cu_mlp_stream_rows_fits(const fmlp_cu_mlp_args *a)
 {
-    if (a->dtype != FMLP_BF16 && a->dtype != FMLP_F16) return false;
-    if (a->cc_major < 9 || a->m < 2 || a->m > 16 || a->dim % 8 || a->hidden % 8 || a->out < 1) return false;
-    if (a->x && (((uintptr_t)a->x & 15) || a->ldx % 8)) return false;
+    if (!fmlp_grid_stream_shape(a) || a->m < 2 || a->m > 16 || (a->x && a->ldx % 8)) return false;
     if (a->dim / 8 > INT32_MAX / 2 || a->hidden / 8 > INT32_MAX / 2) return false;
-    return rows_smem(a) <= MS_MAX_SMEM;
+    return rows_smem(a) <= FMLP_GRID_MAX_SMEM;
 }
 
 extern "C" const char *fmlp_cu_mlp_stream_rows_name(const fmlp_cu_mlp_args *a) { return rows_for(a).name; }
 
 extern "C" cudaError_t fmlp_cu_mlp_stream_rows(cudaStream_t s, const fmlp_cu_mlp_args *a)
 {
-    const void *fn = rows_for(a).fn;
-    const size_t smem = rows_smem(a);
-    const cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    if (e != cudaSuccess) return e;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)rows_blocks(a));
-    cfg.blockDim = dim3(MS_THREADS);
-    cfg.dynamicSmemBytes = smem;
-    cfg.stream = s;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeCooperative;
-    attr[0].val.cooperative = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    void *args[] = {(void *)a};
-    return cudaLaunchKernelExC(&cfg, fn, args);
+    return fmlp_grid_launch(s, rows_for(a).fn, a, MS_THREADS, rows_smem(a));
 }

@@ -26,6 +26,7 @@
 #include "cuda/device_util.cuh"
 #include "cuda/kernel_entry.cuh"
 #include "cuda/kernels.h"
+#include "cuda/mlp_grid.cuh"
 #include "cuda/mma_sync.cuh"
 #include "cuda/row_dot.cuh"
 #include "cuda/stream_copy.cuh"
