@@ -1,19 +1,23 @@
-/* Why: times the row-streaming one-kernel MLP's variants (variants.py) on
- * one shape at the row counts asked for, in one process, next to a plain
- * read of the same weight bytes (limits.cu): the whole forward, and with
- * one output (gate/up, the barrier and a trivial down projection), so the
- * two phases' shares show.
- * L2-cold: three copies of the weights rotate (over 400 MB for the
- * Llama-3-8B shape; smaller shapes stay partly in L2). Each variant's
- * output is held to a double-precision reference.
+/* Why: times the one-kernel MLP's variants (variants.py) on one shape at
+ * the row counts asked for, in one process, next to a plain read of the
+ * same weight bytes (limits.cu): the whole forward, and with one output
+ * (gate/up, the barrier and a one-row down projection, which in the mma
+ * form still walks every pass of K on one block, so that figure overstates
+ * gate/up there), so the two phases' shares show. Forwards are replayed
+ * from a CUDA graph, as the library's fused + graph runs them: L2-warm on
+ * one copy of the weights, L2-cold rotating copies of at least 512 MB in
+ * all (three for the Llama-3-8B shape, 38 for the tutorial's). Each
+ * variant's output is held to a double-precision reference.
  *
  *   python3 bench/cuda/row_stream/variants.py /tmp/rs
  *   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Isrc -I/tmp/rs \
  *        -o /tmp/rs/probe bench/cuda/row_stream/probe.cu bench/cuda/limits.cu
  *   /tmp/rs/probe [DIM HIDDEN [ROWS...]]      (default 4096 14336 1 16)
+ *   PROBE_ONLY=name,name... times only those variants
  *
  * Results: bench/results/h200_row_stream_2026-12-02.md (one row),
- * bench/results/h200_row_stream_rows_2026-12-02.md (2..16 rows). */
+ * bench/results/h200_row_stream_rows_2026-12-02.md (2..16 rows),
+ * bench/results/h200_phase_sync_2026-12-02.md (the grid barrier). */
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>
 
@@ -21,6 +25,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "cuda/device_util.cuh"
@@ -67,6 +72,15 @@ __global__ void fill(T *w, size_t n, uint32_t seed, float scale)
 
 static double f64(T v) { return (double)__bfloat162float(v); }
 
+/* Whether `name` is one of the comma-separated names in `list`. */
+static bool listed(const char *list, const char *name)
+{
+    const size_t n = strlen(name);
+    for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == 0)) return true;
+    return false;
+}
+
 int main(int argc, char **argv)
 {
     const int64_t dim = argc > 2 ? atoll(argv[1]) : 4096, hid = argc > 2 ? atoll(argv[2]) : 14336, out = dim;
@@ -76,9 +90,12 @@ int main(int argc, char **argv)
     const int64_t rmax = *std::max_element(row_counts.begin(), row_counts.end());
     int sms;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    constexpr int C = 3;
     const size_t ngu = (size_t)2 * hid * dim, nd = (size_t)out * hid;
-    T *wgu[C], *wd[C], *x, *h, *y;
+    const int C = (int)std::max<size_t>(3, ((size_t)512 << 20) / ((ngu + nd) * 2) + 1);
+    std::vector<T *> wgu(C), wd(C);
+    T *x, *h, *y;
+    void *scratch;
+    CK(cudaMalloc(&scratch, 64 << 20));
     for (int c = 0; c < C; c++) {
         CK(cudaMalloc(&wgu[c], ngu * 2));
         CK(cudaMalloc(&wd[c], nd * 2));
@@ -138,24 +155,35 @@ int main(int argc, char **argv)
         a.y = y;
         a.ldy = outputs;
         a.h = h;
+        a.scratch = scratch;
         a.sm_count = sms;
         a.cc_major = 9;
         return a;
     };
-    /* best of 5 rounds of 30 back-to-back launches, copies rotating */
-    auto time_us = [&](auto &&launch) {
-        for (int i = 0; i < 3; i++) launch(i % C);
+    /* per forward, best of 5 rounds of graph replays: `reps` launches
+     * captured, copies rotating when `cold` */
+    auto time_us = [&](bool cold, auto &&launch) {
+        const int reps = cold ? C * ((30 + C - 1) / C) : 30;
+        cudaGraph_t g;
+        cudaGraphExec_t ge;
+        CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+        for (int i = 0; i < reps; i++) launch(cold ? i % C : 0);
+        CK(cudaStreamEndCapture(s, &g));
+        CK(cudaGraphInstantiate(&ge, g, 0));
+        CK(cudaGraphLaunch(ge, s));
         float best = 1e30f;
         for (int round = 0; round < 5; round++) {
-            const int n = 30;
+            const int n = 4;
             CK(cudaEventRecord(e0, s));
-            for (int i = 0; i < n; i++) launch(i % C);
+            for (int i = 0; i < n; i++) CK(cudaGraphLaunch(ge, s));
             CK(cudaEventRecord(e1, s));
             CK(cudaEventSynchronize(e1));
             float ms;
             CK(cudaEventElapsedTime(&ms, e0, e1));
-            best = std::min(best, ms * 1000.0f / n);
+            best = std::min(best, ms * 1000.0f / (n * reps));
         }
+        CK(cudaGraphExecDestroy(ge));
+        CK(cudaGraphDestroy(g));
         CK(cudaGetLastError());
         return best;
     };
@@ -169,9 +197,11 @@ int main(int argc, char **argv)
     else
         printf("read limit: %s\n", err_text);
     int bad = 0;
+    const char *only = getenv("PROBE_ONLY");
     for (const int64_t rows : row_counts) {
         for (const variant &v : variants) {
             if (rows < v.first_rows || rows > v.last_rows) continue;
+            if (only && !listed(only, v.name)) continue;
             CK(cudaMemset(y, 0xff, rows * out * 2));
             const fmlp_cu_mlp_args a0 = args(0, rows, out);
             CK(v.fn(s, &a0));
@@ -186,17 +216,20 @@ int main(int argc, char **argv)
             const double err = sqrt(num / den);
             const bool ok = err <= 1e-2;
             if (v.exact && !ok) bad++;
-            const float t = time_us([&](int c) {
+            const auto whole = [&](int c) {
                 const fmlp_cu_mlp_args a = args(c, rows, out);
-                v.fn(s, &a);
-            });
-            const float t1 = time_us([&](int c) {
+                CK(v.fn(s, &a));
+            };
+            const float warm = time_us(false, whole), cold = time_us(true, whole);
+            const float t1 = time_us(true, [&](int c) {
                 const fmlp_cu_mlp_args a = args(c, rows, 1);
-                v.fn(s, &a);
+                CK(v.fn(s, &a));
             });
-            printf("rows %2lld %-16s %8.2f us  %5.2f TB/s  err %.1e %s  one output: %8.2f us (gate/up at %.2f TB/s)\n",
-                   (long long)rows, v.name, t, bytes / t / 1e6, err, v.exact ? (ok ? "ok" : "WRONG") : "(timing only)", t1,
-                   ngu * 2.0 / t1 / 1e6);
+            printf("rows %2lld %-16s warm %8.2f us  cold %8.2f us  %5.2f TB/s  err %.1e %s  one output: %8.2f us "
+                   "(gate/up at %.2f TB/s)\n",
+                   (long long)rows, v.name, warm, cold, bytes / cold / 1e6, err,
+                   v.exact ? (ok ? "ok" : "WRONG") : "(timing only)", t1, ngu * 2.0 / t1 / 1e6);
+            fflush(stdout);
         }
     }
     return bad ? 1 : 0;

@@ -1,9 +1,10 @@
-"""Why: the row-streaming one-kernel MLP's two forms (src/cuda/mlp_stream.cu
-at one row, src/cuda/mlp_stream_mma.cu at 2..16) have depth constants and a
-grid barrier whose cost is worth knowing; this writes copies of each kernel
-with other constants (and one without the barrier, for timing only: its
-results are wrong) under their own names, for probe.cu to time side by side
-in one process.
+"""Why: the one-kernel MLP's forms (src/cuda/mlp_stream.cu at one row,
+src/cuda/mlp_stream_mma.cu at 2..16, src/cuda/mlp_one.cu's resident down
+groups at the tutorial's shape) have depth constants and a grid barrier
+whose cost is worth knowing; this writes copies of each kernel with other
+constants (and without the barrier, for timing only: their results are
+wrong) under their own names, for probe.cu to time side by side in one
+process.
 Usage: python3 bench/cuda/row_stream/variants.py OUT_DIR (from the repository root)."""
 import os
 import re
@@ -13,6 +14,7 @@ import sys
 FORMS = {
     "row": ("src/cuda/mlp_stream.cu", "fmlp_cu_mlp_stream", (1, 1)),
     "mma": ("src/cuda/mlp_stream_mma.cu", "fmlp_cu_mlp_stream_rows", (2, 16)),
+    "one": ("src/cuda/mlp_one.cu", "fmlp_cu_mlp_one", (1, 16)),
 }
 # name, form, {constant: value}, grid barrier
 VARIANTS = [
@@ -25,6 +27,8 @@ VARIANTS = [
     ("g2s5", "mma", {"MS_CHUNKS": 4, "MS_GROUP": 2, "MS_STAGES": 5}, True),
     ("k8g1s3", "mma", {"MS_CHUNKS": 8, "MS_GROUP": 1, "MS_STAGES": 3}, True),
     ("g2s4_nobarrier", "mma", {"MS_CHUNKS": 4, "MS_GROUP": 2, "MS_STAGES": 4}, False),
+    ("one", "one", {}, True),
+    ("one_nobarrier", "one", {}, False),
 ]
 
 
@@ -37,6 +41,10 @@ def variant(name, form, constants, barrier):
     # the one-row form hands 2..16 rows to the other; a variant keeps its own
     s = re.sub(r"\n *if \(a->m > 1\) return fmlp_cu_mlp_stream_rows\w*\(.*\);", "", s)
     s = re.sub(r"a->m > 1 \? fmlp_cu_mlp_stream_rows_name\(a\) : ", "", s)
+    # mlp_one.cu's own forms only: the row streams are variants of their own
+    s, n = re.subn(r"(static bool row_stream\(const fmlp_cu_mlp_args \*a\)\n\{\n).*?\n\}", r"\1    (void)a;\n    return false;\n}", s,
+                   flags=re.S)
+    assert n == (1 if form == "one" else 0), (path, n)
     if not barrier:
         s = s.replace("cg::this_grid().sync();", "__syncthreads();")
     s = s.replace("fmlp_mlp_glu_", name + "_fmlp_mlp_glu_").replace(launcher, name + "_stream")
