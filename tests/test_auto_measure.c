@@ -1,6 +1,7 @@
 /* Why: where a context decides `auto` by measurement, the first AUTO
- * forward of a shape and row bucket times the candidates and every later
- * plan of that bucket says what was measured; it must still compute the
+ * forward of a shape and row bucket times the candidates (every mode a
+ * gated block has) and every later plan of that bucket says what was
+ * measured; it must still compute the
  * block exactly, measure nothing while a profiler records, and share a
  * decision across the rows of one bucket only. The CPU backend decides by
  * rule, so FMLP_AUTO_MEASURE=1 turns measurement on here. */
@@ -51,6 +52,10 @@ int main(void)
     double err = forward_err(m, 33);
     tu_check(err <= tu_tol(FMLP_F32), "the measuring AUTO forward computes the block: err %.2e", err);
     tu_check(measured(m, 33, "at 33 rows"), "after it, the plan says what was measured");
+    fmlp_plan_info p;
+    tu_check(fmlp_mlp_plan(m, FMLP_MODE_AUTO, 33, &p) == FMLP_OK && strstr(p.why, "fused ") && strstr(p.why, "eager ") &&
+                 strstr(p.why, "compiled ") && strstr(p.why, " us"),
+             "a gated block's decision times fused, eager and compiled: \"%s\"", p.why);
     tu_check(measured(m, 60, "at 33 rows"), "rows of the same bucket (33..64) share the decision");
     tu_check(measured(twin, 40, "at 33 rows"), "so does another MLP of the same shape");
     tu_check(!measured(m, 65, NULL) && !measured(m, 20, NULL), "neighbouring buckets are not decided by it");
