@@ -143,11 +143,9 @@ static fmlp_status time_plan(fmlp_mlp *m, const fmlp_plan *p, scratch *sc, doubl
 }
 
 /* The candidates, fused first: every mode the block has, so AUTO is never
- * slower than the fastest of them by more than the timing's noise (eager
- * was the fastest at 1024 rows of the Llama-3-8B MLP on the H200 in one
- * run, 516-526 us against 541-550 for fused and compiled,
- * bench/results/h200_auto_2026-12-02.md); a stack's compiled plan is its
- * eager one. */
+ * slower than the fastest of them by more than the timing's noise, eager
+ * included (bench/results/h200_auto_2026-12-02.md); a stack's compiled
+ * plan is its eager one. */
 static int candidates_of(const fmlp_mlp *m, fmlp_mode *out)
 {
     out[0] = FMLP_MODE_FUSED;
