@@ -18,6 +18,7 @@
 #include "core/json.h"
 #include "fmlp.h"
 #include "limits.h"
+#include "name_list.h"
 
 #define USAGE                                                                                                      \
     "usage: fmlp_bench_cuda [--rows 1,16,...] [--dim 768] [--hidden 3072]\n"                                       \
@@ -60,15 +61,6 @@ static fmlp_status forward_graph(fmlp_mlp *m, fmlp_mode mode, const fmlp_tensor 
     fmlp_status run = fmlp_mlp_forward(m, mode, x, y);
     s = ctx->be->graph_end(ctx, run == FMLP_OK ? &key : NULL, sizeof key, 0);
     return run != FMLP_OK ? run : s;
-}
-
-/* Whether `name` is one of the comma-separated `list`. */
-static bool listed(const char *list, const char *name)
-{
-    const size_t n = strlen(name);
-    for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
-        if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == 0)) return true;
-    return false;
 }
 
 static fmlp_status forward_one(set_t *st, int c, fmlp_mode mode, bool graph)
@@ -209,18 +201,18 @@ int main(int argc, char **argv)
         for (int v = 0; v < 5; v++)
             for (int cold = 0; cold < 2; cold++) {
                 best[v][cold] = 1e30;
-                if (listed(variants, names[v]) && warm_up(ctx, &st, cold ? copies : 1, modes[v], v == 3))
+                if (bench_listed(variants, names[v]) && warm_up(ctx, &st, cold ? copies : 1, modes[v], v == 3))
                     return die(names[v]);
             }
         for (int round = 0; round < 3; round++)
             for (int j = 0; j < 10; j++) {
                 const int slot = (j + 3 * round) % 10, v = slot / 2, cold = slot % 2;
-                if (!listed(variants, names[v])) continue;
+                if (!bench_listed(variants, names[v])) continue;
                 const double us = time_once(ctx, &st, cold ? copies : 1, modes[v], v == 3, iters);
                 if (us < best[v][cold]) best[v][cold] = us;
             }
         for (int v = 0; v < 5; v++) {
-            if (!listed(variants, names[v])) continue;
+            if (!bench_listed(variants, names[v])) continue;
             for (int cold = 0; cold < 2; cold++) {
                 fmlp_plan_info plan;
                 const double us = best[v][cold];

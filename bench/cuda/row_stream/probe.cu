@@ -25,7 +25,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <vector>
 
 #include "cuda/device_util.cuh"
@@ -36,6 +35,7 @@
 #include "cuda/row_dot.cuh"
 #include "cuda/stream_copy.cuh"
 #include "../limits.h"
+#include "../name_list.h"
 #include "variants.inc"
 
 typedef __nv_bfloat16 T;
@@ -71,15 +71,6 @@ __global__ void fill(T *w, size_t n, uint32_t seed, float scale)
 }
 
 static double f64(T v) { return (double)__bfloat162float(v); }
-
-/* Whether `name` is one of the comma-separated names in `list`. */
-static bool listed(const char *list, const char *name)
-{
-    const size_t n = strlen(name);
-    for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
-        if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == 0)) return true;
-    return false;
-}
 
 int main(int argc, char **argv)
 {
@@ -201,7 +192,7 @@ int main(int argc, char **argv)
     for (const int64_t rows : row_counts) {
         for (const variant &v : variants) {
             if (rows < v.first_rows || rows > v.last_rows) continue;
-            if (only && !listed(only, v.name)) continue;
+            if (only && !bench_listed(only, v.name)) continue;
             CK(cudaMemset(y, 0xff, rows * out * 2));
             const fmlp_cu_mlp_args a0 = args(0, rows, out);
             CK(v.fn(s, &a0));
