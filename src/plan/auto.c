@@ -166,8 +166,7 @@ static fmlp_status measure(fmlp_mlp *m, int64_t rows, fmlp_mode *out)
     if (s != FMLP_OK) return s;
     fmlp_plan *plans = fmlp_malloc((size_t)n * sizeof *plans);
     if (!plans) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory for auto's candidate plans");
-    int built = 0;
-    for (; built < n && s == FMLP_OK; built++) s = fmlp_plan_build(m, modes[built], rows, &plans[built]);
+    for (int i = 0; i < n && s == FMLP_OK; i++) s = fmlp_plan_build(m, modes[i], rows, &plans[i]);
     fmlp_plan widest;
     if (s == FMLP_OK) {
         widest = plans[0];
