@@ -3,9 +3,11 @@
  * same weight bytes (limits.cu): the whole forward, and with one output
  * (gate/up, the barrier and a one-row down projection, which in the mma
  * form still walks every pass of K on one block, so that figure overstates
- * gate/up there), so the two phases' shares show. Forwards are replayed
- * from a CUDA graph, as the library's fused + graph runs them: L2-warm on
- * one copy of the weights, L2-cold rotating copies of at least 512 MB in
+ * gate/up there), so the two phases' shares show. Thirty forwards are
+ * replayed from one CUDA graph, so a graph launch's cost is spread over
+ * them (fmlp_bench_cuda's fused + graph replays one forward a graph: about
+ * 1 us more at the tutorial's shape, within 1% at the Llama-3-8B one);
+ * L2-warm on one copy of the weights, L2-cold rotating copies of at least 512 MB in
  * all (three for the Llama-3-8B shape, 38 for the tutorial's). Each
  * variant's output is held to a double-precision reference.
  *
