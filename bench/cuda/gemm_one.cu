@@ -1,0 +1,137 @@
+/* Why: a profiler (ncu) reads one kernel best when the process runs
+ * nothing else, and GEMMs compared back to back must take turns: on the
+ * H200 a long run of matrix work lowers the clock (power), so whichever
+ * runs later reads slower. This runs bf16 GEMMs of the MLP's shapes,
+ * fmlp's (a wgmma configuration, or the one picked) and cuBLASLt's plain
+ * GEMM of the same M x N x K, on random data: each candidate's batch of
+ * reps once per round, five rounds starting one further on, best batch
+ * kept; one line each, with the ratio to cuBLASLt when it is listed.
+ * Usage: gemm_one M DIM HIDDEN glu|down fmlp|lt|<config>[,...] [reps]
+ *   glu: the gate|up GEMM with GELU-tanh (M x 2 HIDDEN x DIM), down: the
+ *   plain GEMM (M x DIM x HIDDEN); <config> a wgmma configuration number.
+ * Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Isrc bench/cuda/gemm_one.cu
+ *        src/cuda/gemm.cu src/cuda/gemm_tma.cu src/cuda/gemv_row.cu -lcublasLt -lcuda */
+#include <cublasLt.h>
+#include <cuda_bf16.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/kernels.h"
+#include "fmlp.h"
+
+static int fail(const char *what, const char *detail)
+{
+    fprintf(stderr, "gemm_one: %s: %s\n", what, detail);
+    return 1;
+}
+#define CK(x)                                                                   \
+    do {                                                                        \
+        cudaError_t e_ = (x);                                                   \
+        if (e_ != cudaSuccess) return fail(#x, cudaGetErrorString(e_));         \
+    } while (0)
+#define CKLT(x)                                                                 \
+    do {                                                                        \
+        if ((x) != CUBLAS_STATUS_SUCCESS) return fail(#x, "cuBLASLt failed");   \
+    } while (0)
+
+__global__ void fill(__nv_bfloat16 *p, int64_t n, float a, uint32_t seed)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+        uint32_t h = (uint32_t)i * 2654435761u ^ seed * 40503u;
+        h ^= h >> 15;
+        h *= 2246822519u;
+        h ^= h >> 13;
+        p[i] = __float2bfloat16_rn(a * ((float)(h & 0xFFFFFF) / 8388608.0f - 1.0f));
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 6) return fail("usage", "gemm_one M DIM HIDDEN glu|down fmlp|lt|<config>[,...] [reps]");
+    const int64_t m = atoll(argv[1]), dim = atoll(argv[2]), hid = atoll(argv[3]);
+    const bool glu = !strcmp(argv[4], "glu");
+    const int reps = argc > 6 ? atoi(argv[6]) : 5;
+    int cand[16], nc = 0; /* -2: cuBLASLt, -1: fmlp's pick, else a configuration */
+    for (char *t = strtok(argv[5], ","); t && nc < 16; t = strtok(NULL, ","))
+        cand[nc++] = !strcmp(t, "lt") ? -2 : !strcmp(t, "fmlp") ? -1 : atoi(t);
+    if (m < 1 || dim < 8 || hid < 8 || reps < 1 || (!glu && strcmp(argv[4], "down")))
+        return fail("arguments", "M, DIM, HIDDEN positive (DIM, HIDDEN >= 8), glu or down, reps >= 1");
+    const int64_t n = glu ? hid : dim, k = glu ? dim : hid, nw = glu ? 2 * hid : dim;
+    int sms = 0, ccm = 0;
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    CK(cudaDeviceGetAttribute(&ccm, cudaDevAttrComputeCapabilityMajor, 0));
+    __nv_bfloat16 *x, *w, *b, *out;
+    CK(cudaMalloc(&x, (size_t)(m * k) * 2));
+    CK(cudaMalloc(&w, (size_t)(nw * k) * 2));
+    CK(cudaMalloc(&b, (size_t)nw * 2));
+    CK(cudaMalloc(&out, (size_t)(m * nw) * 2));
+    fill<<<1024, 256>>>(x, m * k, 1.0f, 1);
+    fill<<<1024, 256>>>(w, nw * k, 0.03f, 2);
+    fill<<<1024, 256>>>(b, nw, 0.03f, 3);
+    CK(cudaGetLastError());
+    fmlp_cu_gemm_args a = {FMLP_BF16, glu ? FMLP_ACT_GELU_TANH : FMLP_ACT_NONE, glu, m, n, k, nw, x, k, w, b, out, n, sms, ccm,
+                           0, false};
+    cublasLtHandle_t h = NULL;
+    cublasLtMatmulDesc_t op = NULL;
+    cublasLtMatrixLayout_t la = NULL, lb = NULL, lc = NULL;
+    cublasLtMatmulHeuristicResult_t hr;
+    void *ws = NULL;
+    const size_t wss = (size_t)32 << 20;
+    for (int c = 0; c < nc; c++)
+        if (cand[c] >= fmlp_cu_gemm_wgmma_configs() || cand[c] < -2)
+            return fail("config", "not a wgmma configuration number");
+    {
+        CK(cudaMalloc(&ws, wss));
+        CKLT(cublasLtCreate(&h));
+        CKLT(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+        const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+        CKLT(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+        CKLT(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+        CKLT(cublasLtMatrixLayoutCreate(&la, CUDA_R_16BF, k, nw, k));
+        CKLT(cublasLtMatrixLayoutCreate(&lb, CUDA_R_16BF, k, m, k));
+        CKLT(cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, nw, m, nw));
+        cublasLtMatmulPreference_t pref;
+        CKLT(cublasLtMatmulPreferenceCreate(&pref));
+        CKLT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wss, sizeof wss));
+        int found = 0;
+        CKLT(cublasLtMatmulAlgoGetHeuristic(h, op, la, lb, lc, lc, pref, 1, &hr, &found));
+        cublasLtMatmulPreferenceDestroy(pref);
+        if (!found) return fail("cuBLASLt", "no algorithm for the shape");
+    }
+    const float alpha = 1.0f, beta = 0.0f;
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    float best[16];
+    for (int c = 0; c < nc; c++) best[c] = 1e30f;
+    for (int round = -1; round < 5; round++)
+        for (int j = 0; j < nc; j++) {
+            const int c = (j + (round < 0 ? 0 : round)) % nc;
+            CK(cudaEventRecord(e0));
+            for (int r = 0; r < reps; r++) {
+                if (cand[c] == -2)
+                    CKLT(cublasLtMatmul(h, op, &alpha, w, la, x, lb, &beta, out, lc, out, lc, &hr.algo, ws, wss, 0));
+                else
+                    CK(fmlp_cu_gemm_wgmma_config(0, &a, cand[c]));
+            }
+            CK(cudaEventRecord(e1));
+            CK(cudaEventSynchronize(e1));
+            float ms;
+            CK(cudaEventElapsedTime(&ms, e0, e1));
+            if (round >= 0 && ms < best[c]) best[c] = ms;
+        }
+    const double fl = 2.0 * m * nw * k;
+    float lt_us = 0;
+    for (int c = 0; c < nc; c++)
+        if (cand[c] == -2) lt_us = best[c] * 1e3f / reps;
+    for (int c = 0; c < nc; c++) {
+        const double us = best[c] * 1e3 / reps;
+        printf("%-52s %6lld x %6lld x %6lld %-4s %9.2f us %7.1f TFLOP/s", cand[c] == -2 ? "cublasLt" : fmlp_cu_gemm_wgmma_config_name(&a, cand[c]),
+               (long long)m, (long long)nw, (long long)k, argv[4], us, fl / us * 1e-6);
+        if (lt_us > 0) printf("  %.3fx cuBLASLt", lt_us / us);
+        if (cand[c] != -2) printf("  %lld blocks", (long long)fmlp_cu_gemm_wgmma_blocks(&a, cand[c]));
+        printf("\n");
+    }
+    return 0;
+}
