@@ -5,7 +5,8 @@
  * so each forward's weights left the L2 long before). Timed the way the
  * PyTorch peer script times itself: N forwards enqueued between two device
  * synchronizations, wall clock, best of three rounds in which the variants
- * take turns. First, in the same process and timed the
+ * take turns, each timing after 150 ms of its variant's forwards untimed
+ * (the clock's level under the power cap). First, in the same process and timed the
  * same way, the limits those forwards are held to (limits.h): a graph
  * replay, and a plain read of the weight bytes, warm and cold; a table of
  * them goes to stderr. Writes one JSON object per line to stdout. */
@@ -77,9 +78,25 @@ static int warm_up(fmlp_ctx *ctx, set_t *st, int copies, fmlp_mode mode, bool gr
     return fmlp_ctx_synchronize(ctx) == FMLP_OK ? 0 : -1;
 }
 
-/* One timing: `iters` forwards between two synchronizations, µs each. */
+/* Untimed forwards of the variant about to be timed, for this long: on the
+ * H200 a run of matrix work lowers the clock (software power cap) over
+ * some 100 ms, so a timing would otherwise read the clock the variant
+ * before it left, higher after a lighter one (the same fused plan read
+ * 89-102 us at 4096 rows by what ran before it:
+ * bench/results/h200_power_cap_2026-12-02.md). torch_bench.py does the
+ * same. */
+#define PREHEAT_NS 150000000LL
+
+/* One timing: `iters` forwards between two synchronizations, µs each,
+ * after PREHEAT_NS of the same variant. */
 static double time_once(fmlp_ctx *ctx, set_t *st, int copies, fmlp_mode mode, bool graph, int iters)
 {
+    const int64_t heat = fmlp_now_ns();
+    for (int i = 0; fmlp_now_ns() - heat < PREHEAT_NS; i++) {
+        forward_one(st, i % copies, mode, graph);
+        if (i % 16 == 15) fmlp_ctx_synchronize(ctx);
+    }
+    fmlp_ctx_synchronize(ctx);
     int64_t t0 = fmlp_now_ns();
     for (int i = 0; i < iters; i++) forward_one(st, i % copies, mode, graph);
     fmlp_ctx_synchronize(ctx);
