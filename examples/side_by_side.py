@@ -63,22 +63,32 @@ def _in_step(e):
     return False
 
 
-def _inside(inner, outer):
+def _below(inner, outer):
+    """inner runs inside outer: starts within it on the same thread (its end
+    can read a microsecond past outer's), or has it among its parents."""
     a, b = inner.time_range, outer.time_range
-    return inner is not outer and inner.thread == outer.thread and b.start <= a.start and a.end <= b.end
+    if inner is outer:
+        return False
+    if inner.thread == outer.thread and (b.start < a.start <= b.end or (a.start == b.start and a.end < b.end)):
+        return True
+    e = inner.cpu_parent
+    while e is not None and e is not outer:
+        e = e.cpu_parent
+    return e is outer
 
 
 def torch_kernels_per_step(prof, device):
     """GPU kernels per recorded step (CUDA); on the CPU, the innermost aten
     ops that compute (aten::addmm, aten::gelu, aten::mul: each one parallel
-    region), views and allocations left out. Innermost by time, because
-    torch 1.13's event tree at times lifts an op out of its parent."""
+    region), views and allocations left out. Innermost by start time as
+    well as by the event tree, because torch 1.13's tree at times lifts an
+    op out of its parent, whose recorded end can then precede the op's."""
     if device.startswith("cuda"):
         n = sum(str(getattr(e, "device_type", "")).endswith("CUDA") and "Memcpy" not in e.name
                 and "Memset" not in e.name for e in prof.events())
         return n / STEPS["active"]
     ops = [e for e in prof.events() if _computes(e) and _in_step(e)]
-    return sum(not any(_inside(o, e) for o in ops) for e in ops) / STEPS["active"]
+    return sum(not any(_below(o, e) for o in ops) for e in ops) / STEPS["active"]
 
 
 def fmlp_profile(fn, device):
