@@ -19,6 +19,7 @@
 
 #include "cuda/kernels.h"
 #include "fmlp.h"
+#include "lt_plain.h"
 
 static int fail(const char *what, const char *detail)
 {
@@ -73,33 +74,17 @@ int main(int argc, char **argv)
     fmlp_cu_gemm_args a = {FMLP_BF16, glu ? FMLP_ACT_GELU_TANH : FMLP_ACT_NONE, glu, m, n, k, nw, x, k, w, b, out, n, sms, ccm,
                            0, false};
     cublasLtHandle_t h = NULL;
-    cublasLtMatmulDesc_t op = NULL;
-    cublasLtMatrixLayout_t la = NULL, lb = NULL, lc = NULL;
-    cublasLtMatmulHeuristicResult_t hr;
+    lt_plain lp;
     void *ws = NULL;
     const size_t wss = (size_t)32 << 20;
     for (int c = 0; c < nc; c++)
         if (cand[c] >= fmlp_cu_gemm_wgmma_configs() || cand[c] < -2)
             return fail("config", "not a wgmma configuration number");
-    {
-        CK(cudaMalloc(&ws, wss));
-        CKLT(cublasLtCreate(&h));
-        CKLT(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-        const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-        CKLT(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
-        CKLT(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
-        CKLT(cublasLtMatrixLayoutCreate(&la, CUDA_R_16BF, k, nw, k));
-        CKLT(cublasLtMatrixLayoutCreate(&lb, CUDA_R_16BF, k, m, k));
-        CKLT(cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, nw, m, nw));
-        cublasLtMatmulPreference_t pref;
-        CKLT(cublasLtMatmulPreferenceCreate(&pref));
-        CKLT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wss, sizeof wss));
-        int found = 0;
-        CKLT(cublasLtMatmulAlgoGetHeuristic(h, op, la, lb, lc, lc, pref, 1, &hr, &found));
-        cublasLtMatmulPreferenceDestroy(pref);
-        if (!found) return fail("cuBLASLt", "no algorithm for the shape");
-    }
-    const float alpha = 1.0f, beta = 0.0f;
+    CK(cudaMalloc(&ws, wss));
+    CKLT(cublasLtCreate(&h));
+    const cublasStatus_t made = lt_plain_make(h, m, nw, k, wss, &lp);
+    if (made == CUBLAS_STATUS_NOT_SUPPORTED) return fail("cuBLASLt", "no algorithm for the shape");
+    CKLT(made);
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
@@ -111,7 +96,7 @@ int main(int argc, char **argv)
             CK(cudaEventRecord(e0));
             for (int r = 0; r < reps; r++) {
                 if (cand[c] == -2)
-                    CKLT(cublasLtMatmul(h, op, &alpha, w, la, x, lb, &beta, out, lc, out, lc, &hr.algo, ws, wss, 0));
+                    CKLT(lt_plain_run(h, &lp, x, w, out, ws, wss, 0));
                 else
                     CK(fmlp_cu_gemm_wgmma_config(0, &a, cand[c]));
             }

@@ -20,6 +20,7 @@
 #include "core/act_ref.h"
 #include "cuda/kernels.h"
 #include "fmlp.h"
+#include "lt_plain.h"
 
 #define CK(x)                                                                                   \
     do {                                                                                        \
@@ -348,46 +349,26 @@ __global__ void fill_bf16(__nv_bfloat16 *p, size_t n, float a, uint32_t seed)
 static float time_lt(cudaStream_t s, cublasLtHandle_t lt, void *ws, size_t wss, int64_t m, int64_t n, int64_t k,
                      const void *x, const void *w, void *out, int iters)
 {
-    cublasLtMatmulDesc_t op;
-    CKLT(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-    CKLT(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
-    CKLT(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
-    /* column-major view: out^T (n, m) = w^T (k, n)^T . x^T (k, m) */
-    cublasLtMatrixLayout_t la, lb, lc;
-    CKLT(cublasLtMatrixLayoutCreate(&la, CUDA_R_16BF, k, n, k));
-    CKLT(cublasLtMatrixLayoutCreate(&lb, CUDA_R_16BF, k, m, k));
-    CKLT(cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, n, m, n));
-    cublasLtMatmulPreference_t pref;
-    CKLT(cublasLtMatmulPreferenceCreate(&pref));
-    CKLT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wss, sizeof wss));
-    cublasLtMatmulHeuristicResult_t hr;
-    int found = 0;
-    CKLT(cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 1, &hr, &found));
-    if (!found) {
+    lt_plain p;
+    const cublasStatus_t made = lt_plain_make(lt, m, n, k, wss, &p);
+    if (made == CUBLAS_STATUS_NOT_SUPPORTED) {
         printf("cuBLASLt: no algorithm for %lld x %lld x %lld\n", (long long)m, (long long)n, (long long)k);
         exit(1);
     }
-    const float alpha = 1.0f, beta = 0.0f;
+    CKLT(made);
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
-    for (int i = 0; i < 3; i++)
-        CKLT(cublasLtMatmul(lt, op, &alpha, w, la, x, lb, &beta, out, lc, out, lc, &hr.algo, ws, wss, s));
+    for (int i = 0; i < 3; i++) CKLT(lt_plain_run(lt, &p, x, w, out, ws, wss, s));
     CK(cudaEventRecord(e0, s));
-    for (int i = 0; i < iters; i++)
-        CKLT(cublasLtMatmul(lt, op, &alpha, w, la, x, lb, &beta, out, lc, out, lc, &hr.algo, ws, wss, s));
+    for (int i = 0; i < iters; i++) CKLT(lt_plain_run(lt, &p, x, w, out, ws, wss, s));
     CK(cudaEventRecord(e1, s));
     CK(cudaEventSynchronize(e1));
     float ms;
     CK(cudaEventElapsedTime(&ms, e0, e1));
     CK(cudaEventDestroy(e0));
     CK(cudaEventDestroy(e1));
-    cublasLtMatmulPreferenceDestroy(pref);
-    cublasLtMatrixLayoutDestroy(la);
-    cublasLtMatrixLayoutDestroy(lb);
-    cublasLtMatrixLayoutDestroy(lc);
-    cublasLtMatmulDescDestroy(op);
+    lt_plain_free(&p);
     return ms * 1000.0f / iters;
 }
 
