@@ -124,9 +124,10 @@ def main():
            "shape": {"dim": first[0], "hidden": first[1], "dtype": "bf16", "bias": False, "act": "gelu_tanh"},
            "shapes": [list(s) for s in shapes],
            "ceilings": ceil, "limits": limits, "bars": bars, "results": data,
-           "method": "wall time of N operations between two device syncs, best of 3 (fmlp_bench_cuda: three "
-                     "rounds in which its variants take turns); cold = rotating weight copies holding at least "
-                     "512 MB (38 x 14.2 MB for the tutorial's MLP)"}
+           "method": "wall time of N operations between two device syncs, best of 3, each timing after 150 ms "
+                     "of the same variant's operations untimed (the GPU's clock under its power cap) "
+                     "(fmlp_bench_cuda: three rounds in which its variants take turns); cold = rotating weight "
+                     "copies holding at least 512 MB (38 x 14.2 MB for the tutorial's MLP)"}
     with open(out_json, "w") as f:
         json.dump(doc, f, indent=1)
     report_png.plot(doc, out_png)
