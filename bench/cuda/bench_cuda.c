@@ -211,9 +211,9 @@ int main(int argc, char **argv)
         const int iters = rows >= 8192 ? 30 : 200;
         /* The variants take turns, each timing of one variant and L2 state
          * after one of every other, starting one further on in each round,
-         * and each keeps its best of the rounds: timed one after another,
-         * the same plan read 3-6% apart by when it ran (compute-bound
-         * shapes on the H200, bench/results/h200_auto_2026-12-02.md). */
+         * and each keeps its best of the rounds, so no variant is timed
+         * only early or only late in the process (on the H200 the clock
+         * then differs: bench/results/h200_power_cap_2026-12-02.md). */
         double best[5][2];
         for (int v = 0; v < 5; v++)
             for (int cold = 0; cold < 2; cold++) {
