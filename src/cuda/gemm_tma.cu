@@ -56,15 +56,12 @@ __device__ __forceinline__ void mbar_arrive(uint32_t bar)
 {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
+/* The retry loop is the PTX's own: no predicate crosses into C and back. */
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity)
 {
-    uint32_t done;
-    do {
-        asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
-    } while (!done);
+    asm volatile("{\n .reg .pred p;\n wait_%=:\n mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n @!p bra wait_%=;\n}\n" ::"r"(bar),
+                 "r"(parity)
+                 : "memory");
 }
 /* A box of the 2-D tensor at (c0 along K, c1 along rows) into shared memory. */
 __device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1)
@@ -82,11 +79,24 @@ __device__ __forceinline__ void tma_store(const CUtensorMap *map, uint32_t src, 
                  "r"(src), "r"(c0), "r"(c1)
                  : "memory");
 }
-/* K-major operand, 128-byte rows, 128-byte swizzle, 8-row groups 1024 B apart. */
-__device__ __forceinline__ uint64_t wg_desc(uint32_t addr)
+/* wgmma operand descriptors: K-major, 128-byte rows, 128-byte swizzle,
+ * 8-row groups 1024 B apart. The high word is the same for every operand;
+ * the low word is the address / 16 (14 bits, shared memory is < 256 KB)
+ * and the leading byte offset, so the operand `bytes` further on is the low
+ * word + bytes / 16: one add per wgmma, no carry into the high word. */
+__device__ __forceinline__ uint32_t wg_lo(uint32_t addr) { return ((addr & 0x3FFFF) >> 4) | (1u << 16); }
+__device__ __forceinline__ uint64_t wg_desc_lo(uint32_t lo)
 {
-    return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32) | ((uint64_t)1 << 62);
+    uint64_t d;
+    asm("mov.b64 %0, {%1, %2};\n" : "=l"(d) : "r"(lo), "r"((1024u >> 4) | (1u << 30)));
+    return d;
 }
+
+/* The warpgroup index, as a value the compiler knows is the same across the
+ * warp: what derives from it (stages, descriptors) then stays in uniform
+ * registers, where wgmma takes its descriptors, instead of moving there
+ * before every wgmma. */
+__device__ __forceinline__ int warpgroup() { return __shfl_sync(0xffffffffu, (int)(threadIdx.x >> 7), 0); }
 
 /* The stage ring: S stages of `STAGE` bytes at the start of dynamic shared
  * memory (aligned to 1024 bytes for the 128-byte swizzle), then EXTRA bytes
@@ -182,7 +192,7 @@ template <typename T, bool GLU, int WGS, int BN, int S>
 __device__ __forceinline__ void tma_body(const CUtensorMap *tx, const CUtensorMap *tw, const fmlp_cu_gemm_args &p)
 {
     using C = tma_cfg<WGS, BN, S>;
-    const int wg = threadIdx.x >> 7;
+    const int wg = warpgroup();
     const int KT = (int)((p.k + 63) / 64);
     /* tma_launch keeps tiles and rows under 2^31 */
     const int nt = (int)((p.nw + BN - 1) / BN);
@@ -207,10 +217,10 @@ __device__ __forceinline__ void tma_body(const CUtensorMap *tx, const CUtensorMa
         for (int kt = 0; kt < KT; kt++) {
             const int s = kt % S;
             mbar_wait(full + 8 * s, (uint32_t)(kt / S) & 1u);
-            const uint32_t a = smem + s * C::STAGE + wg * 64 * 128, b = smem + s * C::STAGE + C::A_BYTES;
+            const uint32_t a = wg_lo(smem + s * C::STAGE + wg * 64 * 128), b = wg_lo(smem + s * C::STAGE + C::A_BYTES);
             asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-            for (int kk = 0; kk < 4; kk++) wgmma_tile<T, BN>(d, wg_desc(a + kk * 32), wg_desc(b + kk * 32));
+            for (int kk = 0; kk < 4; kk++) wgmma_tile<T, BN>(d, wg_desc_lo(a + kk * 2), wg_desc_lo(b + kk * 2));
             asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
             asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
             if (kt > 0 && (threadIdx.x & 127) == 0) mbar_arrive(empty + 8 * ((kt - 1) % S));
@@ -416,7 +426,7 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
      * ptxas spills); there it is prefetched into L1 at the tile's start */
     constexpr bool BREG = GLU || BN <= 128;
     static_assert(!TS || BREG, "staged epilogues take the bias from registers");
-    const int wg = threadIdx.x >> 7;
+    const int wg = warpgroup();
     const int KT = (int)((p.k + 63) / 64);
     /* tma_launch keeps tiles and rows under 2^31 */
     const int mt = (int)((p.m + C::BM - 1) / C::BM), nt = (int)((p.nw + BN - 1) / BN), tiles = mt * nt;
@@ -478,13 +488,13 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
             int prev = -1;
             for (int kt = 0; kt < KT; kt++) {
                 mbar_wait(full + 8 * s, ph);
-                const uint32_t a = smem + s * C::STAGE + wi * MW * 64 * 128, b = smem + s * C::STAGE + C::A_BYTES;
+                const uint32_t a = wg_lo(smem + s * C::STAGE + wi * MW * 64 * 128), b = wg_lo(smem + s * C::STAGE + C::A_BYTES);
                 asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
                 for (int kk = 0; kk < 4; kk++)
 #pragma unroll
                     for (int w = 0; w < MW; w++)
-                        wgmma_tile<T, BN>(d[w], wg_desc(a + w * 64 * 128 + kk * 32), wg_desc(b + kk * 32));
+                        wgmma_tile<T, BN>(d[w], wg_desc_lo(a + w * (64 * 128 >> 4) + kk * 2), wg_desc_lo(b + kk * 2));
                 asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
                 asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
                 if (prev >= 0 && lead) mbar_arrive(empty + 8 * prev);
