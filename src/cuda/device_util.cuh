@@ -41,23 +41,28 @@ __device__ __forceinline__ float fmlp_act_apply(int act, float x)
 
 /* The same activations in fewer instructions, for the half-precision GEMM
  * epilogues whose cost would otherwise rival a tile's matrix work at short
- * K. GELU-tanh is 0.5 x (1 + tanh u) through the hardware tanh
+ * K: GELU-tanh as x / (1 + exp(-2u)) and SiLU as x / (1 + exp(-x)) with
+ * the fast exponential and division (relative error about 1e-6). HW_TANH
+ * takes GELU-tanh as 0.5 x (1 + tanh u) through the hardware tanh
  * (tanh.approx.f32, relative error about 2^-11, under a bf16 output's
- * rounding and at an f16 one's): one MUFU operation where x / (1 + exp(-2u))
- * took an exponential and a reciprocal, and the tutorial's GLU GEMM ran
- * 2-4% faster for it on the H200 (bench/results/h200_gemm_2026-12-02.md).
- * SiLU is x / (1 + exp(-x)) with the fast exponential and division
- * (relative error about 1e-6). NaN and Inf propagate as in the accurate
- * forms. */
-__device__ __forceinline__ float fmlp_act_fast(int act, float x)
+ * rounding and at an f16 one's): one MUFU operation instead of two. On the
+ * H200 it made the TMA-stored GLU GEMM (K = 768) 2-4% faster, and the
+ * register-stored one at K = 4096 3-8% slower at 4096 and 8192 rows, in
+ * the same process (bench/results/h200_gemm_2026-12-02.md), so only the
+ * former takes it. NaN and Inf propagate as in the accurate forms. */
+template <bool HW_TANH = false> __device__ __forceinline__ float fmlp_act_fast(int act, float x)
 {
     switch (act) {
     case FMLP_ACT_GELU_TANH: {
-        const float u = x * fmaf(x * x, 0.79788456080286536f * 0.044715f, 0.79788456080286536f);
-        float t;
-        asm("tanh.approx.f32 %0, %1;\n" : "=f"(t) : "f"(u));
-        const float hx = 0.5f * x;
-        return fmaf(hx, t, hx);
+        if (HW_TANH) {
+            const float u = x * fmaf(x * x, 0.79788456080286536f * 0.044715f, 0.79788456080286536f);
+            float t;
+            asm("tanh.approx.f32 %0, %1;\n" : "=f"(t) : "f"(u));
+            const float hx = 0.5f * x;
+            return fmaf(hx, t, hx);
+        }
+        const float u = 0.79788456080286536f * (x + 0.044715f * x * x * x);
+        return __fdividef(x, 1.0f + __expf(-2.0f * u));
     }
     case FMLP_ACT_SILU: return __fdividef(x, 1.0f + __expf(-x));
     default: return fmlp_act_apply(act, x);

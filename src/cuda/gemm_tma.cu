@@ -366,7 +366,8 @@ template <typename T> __device__ __forceinline__ uint32_t pack2(float v0, float 
  * BM x (GLU ? BN/2 : BN) output tile, as boxes of 64 columns laid out the
  * way the output tensor map's 128-byte swizzle reads them (16-byte chunk c
  * of row r at chunk c ^ (r & 7)). A warp's pair stores then fall on 32
- * distinct banks. Bounds are the TMA store's. */
+ * distinct banks. Bounds are the TMA store's. GELU-tanh takes the hardware
+ * tanh here (fmlp_act_fast). */
 template <typename T, bool GLU, int BN, int BOX, int ACT>
 __device__ __forceinline__ void tmp_stage_act(const float (&d)[BN / 2], const uint32_t (&bw)[BN / 8], uint32_t stg, int w)
 {
@@ -380,8 +381,8 @@ __device__ __forceinline__ void tmp_stage_act(const float (&d)[BN / 2], const ui
             const float bg0 = bits_f32<T>(bw[2 * j] & 0xFFFFu), bg1 = bits_f32<T>(bw[2 * j] >> 16);
             const float bu0 = bits_f32<T>(bw[2 * j + 1] & 0xFFFFu), bu1 = bits_f32<T>(bw[2 * j + 1] >> 16);
             const float *e = d + 8 * j;
-            const uint32_t v0 = pack2<T>(fmlp_act_fast(ACT, e[0] + bg0) * (e[4] + bu0), fmlp_act_fast(ACT, e[1] + bg1) * (e[5] + bu1));
-            const uint32_t v1 = pack2<T>(fmlp_act_fast(ACT, e[2] + bg0) * (e[6] + bu0), fmlp_act_fast(ACT, e[3] + bg1) * (e[7] + bu1));
+            const uint32_t v0 = pack2<T>(fmlp_act_fast<true>(ACT, e[0] + bg0) * (e[4] + bu0), fmlp_act_fast<true>(ACT, e[1] + bg1) * (e[5] + bu1));
+            const uint32_t v1 = pack2<T>(fmlp_act_fast<true>(ACT, e[2] + bg0) * (e[6] + bu0), fmlp_act_fast<true>(ACT, e[3] + bg1) * (e[7] + bu1));
             asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(row0 + chunk(j)), "r"(v0) : "memory");
             asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(row1 + chunk(j)), "r"(v1) : "memory");
         }
@@ -390,8 +391,8 @@ __device__ __forceinline__ void tmp_stage_act(const float (&d)[BN / 2], const ui
         for (int j = 0; j < BN / 8; j++) {
             const float b0 = bits_f32<T>(bw[j] & 0xFFFFu), b1 = bits_f32<T>(bw[j] >> 16);
             const float *e = d + 4 * j;
-            const uint32_t v0 = pack2<T>(fmlp_act_fast(ACT, e[0] + b0), fmlp_act_fast(ACT, e[1] + b1));
-            const uint32_t v1 = pack2<T>(fmlp_act_fast(ACT, e[2] + b0), fmlp_act_fast(ACT, e[3] + b1));
+            const uint32_t v0 = pack2<T>(fmlp_act_fast<true>(ACT, e[0] + b0), fmlp_act_fast<true>(ACT, e[1] + b1));
+            const uint32_t v1 = pack2<T>(fmlp_act_fast<true>(ACT, e[2] + b0), fmlp_act_fast<true>(ACT, e[3] + b1));
             asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(row0 + chunk(j)), "r"(v0) : "memory");
             asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(row1 + chunk(j)), "r"(v1) : "memory");
         }
