@@ -422,10 +422,14 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
     using C = tmp_cfg<WPT, MW, BN, SR, TS, GLU>;
     constexpr int S = C::S;
     constexpr int TEAMS = 2 / WPT;
-    /* the bias in registers, except where 128 accumulators and 32 bias
-     * words would not fit (plain 128x256: 168 registers at entry, and
-     * ptxas spills); there it is prefetched into L1 at the tile's start */
-    constexpr bool BREG = GLU || BN <= 128;
+    /* the bias in registers, except where the accumulators and the bias
+     * words would not fit (plain 128x256: 128 accumulators and 32 words;
+     * 128x192: 192 and 24; ptxas spills); there it is prefetched into L1
+     * at the tile's start */
+    constexpr bool BREG = BN <= 128;
+    /* 192 accumulators a thread: the consumers take 240 registers, the
+     * producer (a loop of TMA issues) 24 */
+    constexpr bool BIG = MW * BN > 256;
     static_assert(!TS || BREG, "staged epilogues take the bias from registers");
     const int wg = warpgroup();
     const int KT = (int)((p.k + 63) / 64);
@@ -435,7 +439,8 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
     const uint32_t stg0 = smem + S * C::STAGE, full = stg0 + C::EXTRA, empty = full + S * 8;
 
     if (wg == 2) {
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+        if (BIG) asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::: "memory");
+        else asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
         if (threadIdx.x == 256) {
             asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)tx) : "memory");
             asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)tw) : "memory");
@@ -459,7 +464,8 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
             }
         }
     } else {
-        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+        if (BIG) asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n" ::: "memory");
+        else asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
         const int team = WPT == 2 ? 0 : wg, wi = WPT == 2 ? wg : 0;
         const bool lead = (threadIdx.x & 127) == 0;
         const uint32_t stg = stg0 + team * C::STG;
@@ -471,7 +477,7 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
             tile_at(tile, mt, nt, mb, nb);
             uint32_t bw[BREG ? BN / 8 : 1];
             if constexpr (BREG) tmp_bias<T, GLU, BN>(p, bw, (int64_t)nb * BN);
-            else if ((threadIdx.x & 127) < BN / 64 && p.b && (int64_t)nb * BN + (threadIdx.x & 127) * 64 < p.n)
+            else if ((threadIdx.x & 127) < BN / 64 && p.b && (int64_t)nb * BN + (threadIdx.x & 127) * 64 < (GLU ? p.nw : p.n))
                 asm volatile("prefetch.global.L1 [%0];\n" ::"l"(static_cast<const T *>(p.b) + (int64_t)nb * BN +
                                                                    (threadIdx.x & 127) * 64));
             /* this tile's first k step in the ring */
@@ -579,7 +585,8 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
 #define FMLP_TMP_CONFIGS(X)                          \
     X(128x256_coop, 2, 1, 256, 4, false)             \
     X(128x128_pingpong, 1, 2, 128, 6, false)         \
-    X(128x128_pingpong_tmastore, 1, 2, 128, 6, true)
+    X(128x128_pingpong_tmastore, 1, 2, 128, 6, true) \
+    X(128x192_pingpong, 1, 2, 192, 5, false)
 #define FMLP_TMA_FAMILY(SHAPE, WGS, BN, S)                                                           \
     FMLP_TMA_K(fmlp_gemm_bf16_wgmma_##SHAPE, __nv_bfloat16, false, WGS, BN, S)                       \
     FMLP_TMA_K(fmlp_gemm_glu_bf16_wgmma_##SHAPE, __nv_bfloat16, true, WGS, BN, S)                    \
@@ -621,7 +628,7 @@ constexpr int TMA_PLAIN_CONFIGS = 0 FMLP_TMA_CONFIGS(FMLP_TMA_COUNT);
 
 /* Table positions of the persistent configurations. */
 constexpr int TMA_COOP_128x256 = TMA_PLAIN_CONFIGS, TMA_PINGPONG_128x128 = TMA_PLAIN_CONFIGS + 1,
-              TMA_PINGPONG_STORE = TMA_PLAIN_CONFIGS + 2;
+              TMA_PINGPONG_STORE = TMA_PLAIN_CONFIGS + 2, TMA_PINGPONG_128x192 = TMA_PLAIN_CONFIGS + 3;
 
 /* True when `tiles` keep at least 90% of the SMs busy in every wave. */
 bool fills_waves(int64_t tiles, int64_t sms)
@@ -633,10 +640,14 @@ bool fills_waves(int64_t tiles, int64_t sms)
  * tables at 1024, 4096 and 8192 rows: bench/results/h200_gemm_2026-12-01.txt
  * and h200_gemm_tmastore_2026-12-01.txt):
  * - GLU, a tile per SM or more: with K < 2048 the TMA-stored ping-pong,
- *   1.03-1.18x the register-stored one on 768 -> 3072 (0.85-0.94x
- *   cuBLASLt's plain GEMM of the same size); with longer K the
+ *   1.03-1.18x the register-stored one on 768 -> 3072; with longer K the
  *   register-stored ping-pong, which was 1.04-1.07x the TMA-stored one on
- *   4096 -> 14336 (0.93-0.97x cuBLASLt);
+ *   4096 -> 14336; from K = 3072 its 128x192 form (a sixth fewer operand
+ *   bytes per FLOP through L2, so a higher clock under the power cap:
+ *   1.03-1.11x the 128x128 one at 2048-8192 rows of 3584 -> 18944,
+ *   3072 -> 24576 and 4096 -> 14336, 0.96-0.99x at K = 2048,
+ *   bench/results/h200_gemm_2026-12-02.md) unless its whole waves hold
+ *   more than 3% more work (1024 rows of 4096 -> 14336: 0.96x);
  * - plain with K >= 2048: the shared 128x256 tile where its tiles fill
  *   whole waves, 1.18-1.30x the one-tile-per-block kernel on 14336 -> 4096
  *   (0.94-0.98x cuBLASLt); with 192 tiles on 132 SMs (768 wide, 8192 rows)
@@ -652,7 +663,14 @@ int tma_pick(const fmlp_cu_gemm_args *a)
     const int64_t sms = a->sm_count > 0 ? a->sm_count : 132;
     auto tiles = [a](const tma_entry &e) { return ((a->m + e.bm - 1) / e.bm) * ((a->nw + e.bn - 1) / e.bn); };
     const int64_t pp = tiles(tma_table[TMA_PINGPONG_128x128]);
-    if (a->glu && pp >= sms) return a->k < 2048 ? TMA_PINGPONG_STORE : TMA_PINGPONG_128x128;
+    if (a->glu && pp >= sms) {
+        if (a->k < 2048) return TMA_PINGPONG_STORE;
+        if (a->k < 3072) return TMA_PINGPONG_128x128;
+        /* the wider tile unless its last wave leaves more of the SMs idle:
+         * columns of work per SM, each tile's ceil'd to whole waves */
+        const int64_t wide = (tiles(tma_table[TMA_PINGPONG_128x192]) + sms - 1) / sms * 192, narrow = (pp + sms - 1) / sms * 128;
+        return wide * 100 <= narrow * 103 ? TMA_PINGPONG_128x192 : TMA_PINGPONG_128x128;
+    }
     if (!a->glu && a->k >= 2048 && fills_waves(tiles(tma_table[TMA_COOP_128x256]), sms)) return TMA_COOP_128x256;
     if (!a->glu && fills_waves(pp, sms)) return TMA_PINGPONG_STORE;
     for (int i = TMA_PLAIN_CONFIGS - 1; i > 0; i--)
