@@ -234,10 +234,10 @@ __device__ __forceinline__ void tma_body(const CUtensorMap *tx, const CUtensorMa
 
 /* The persistent family: one block per SM walks its tiles (tile_at's
  * grouped order) while a producer warpgroup, shrunk to 40 registers by
- * setmaxnreg, keeps the stage ring full across tile boundaries, so the
- * next tile's first stages load during this tile's epilogue. The two
- * consumer warpgroups, grown to 232 registers, hold 128 accumulators each
- * and either share a tile (WPT = 2: a 128 x BN tile, 64 rows each, the
+ * setmaxnreg (24 for 128x192), keeps the stage ring full across tile
+ * boundaries, so the next tile's first stages load during this tile's
+ * epilogue. The two consumer warpgroups, grown to 232 registers (240),
+ * hold 128 accumulators each (192) and either share a tile (WPT = 2: a 128 x BN tile, 64 rows each, the
  * weight stage read by both) or take turns on tiles of their own (WPT = 1,
  * "ping-pong": each runs MW m64 slices of a 64 MW x BN tile, and one's
  * epilogue overlaps the other's matrix work). Ping-pong teams consume the

@@ -1,6 +1,6 @@
 /* Why: wgmma takes its accumulators as one PTX operand per register, so each
  * tile width needs its own spelled-out instruction. These are the m64nNk16
- * forms fmlp's Hopper GEMM uses (N = 64, 128, 256), f32 accumulators, both
+ * forms fmlp's Hopper GEMM uses (N = 64, 128, 192, 256), f32 accumulators, both
  * operands from shared memory through descriptors, K-major, scale-d = 1.
  * Included only by gemm_tma.cu, inside its sm_90a-only section. */
 #ifndef FMLP_CUDA_WGMMA_OPS_CUH
