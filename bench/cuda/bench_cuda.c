@@ -9,7 +9,9 @@
  * (the clock's level under the power cap). First, in the same process and timed the
  * same way, the limits those forwards are held to (limits.h): a graph
  * replay, and a plain read of the weight bytes, warm and cold; a table of
- * them goes to stderr. Writes one JSON object per line to stdout. */
+ * them goes to stderr. Writes one JSON object per line to stdout: µs per
+ * forward, and host_us, the CPU's µs per forward spent enqueueing it (what
+ * a forward costs the calling thread when nothing waits for the GPU). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,9 +89,15 @@ static int warm_up(fmlp_ctx *ctx, set_t *st, int copies, fmlp_mode mode, bool gr
  * same. */
 #define PREHEAT_NS 150000000LL
 
+/* Forwards whose enqueueing alone is timed (host_us): few enough that
+ * their launches (up to 5 a forward, eager) never fill the driver's queue,
+ * which would make the host wait for the GPU. */
+#define HOST_TIMED 100
+
 /* One timing: `iters` forwards between two synchronizations, µs each,
- * after PREHEAT_NS of the same variant. */
-static double time_once(fmlp_ctx *ctx, set_t *st, int copies, fmlp_mode mode, bool graph, int iters)
+ * after PREHEAT_NS of the same variant; *host_us gets the CPU time per
+ * forward of enqueueing the first HOST_TIMED of them. */
+static double time_once(fmlp_ctx *ctx, set_t *st, int copies, fmlp_mode mode, bool graph, int iters, double *host_us)
 {
     const int64_t heat = fmlp_now_ns();
     for (int i = 0; fmlp_now_ns() - heat < PREHEAT_NS; i++) {
@@ -97,9 +105,15 @@ static double time_once(fmlp_ctx *ctx, set_t *st, int copies, fmlp_mode mode, bo
         if (i % 16 == 15) fmlp_ctx_synchronize(ctx);
     }
     fmlp_ctx_synchronize(ctx);
-    int64_t t0 = fmlp_now_ns();
-    for (int i = 0; i < iters; i++) forward_one(st, i % copies, mode, graph);
+    const int host_n = iters < HOST_TIMED ? iters : HOST_TIMED;
+    int64_t t0 = fmlp_now_ns(), t_host = t0;
+    for (int i = 0; i < iters; i++) {
+        if (i == host_n) t_host = fmlp_now_ns();
+        forward_one(st, i % copies, mode, graph);
+    }
+    if (host_n == iters) t_host = fmlp_now_ns();
     fmlp_ctx_synchronize(ctx);
+    *host_us = (double)(t_host - t0) / 1e3 / host_n;
     return (double)(fmlp_now_ns() - t0) / 1e3 / iters;
 }
 
@@ -214,10 +228,10 @@ int main(int argc, char **argv)
          * and each keeps its best of the rounds, so no variant is timed
          * only early or only late in the process (on the H200 the clock
          * then differs: bench/results/h200_power_cap_2026-12-02.md). */
-        double best[5][2];
+        double best[5][2], host[5][2];
         for (int v = 0; v < 5; v++)
             for (int cold = 0; cold < 2; cold++) {
-                best[v][cold] = 1e30;
+                best[v][cold] = host[v][cold] = 1e30;
                 if (bench_listed(variants, names[v]) && warm_up(ctx, &st, cold ? copies : 1, modes[v], v == 3))
                     return die(names[v]);
             }
@@ -225,8 +239,10 @@ int main(int argc, char **argv)
             for (int j = 0; j < 10; j++) {
                 const int slot = (j + 3 * round) % 10, v = slot / 2, cold = slot % 2;
                 if (!bench_listed(variants, names[v])) continue;
-                const double us = time_once(ctx, &st, cold ? copies : 1, modes[v], v == 3, iters);
+                double host_us;
+                const double us = time_once(ctx, &st, cold ? copies : 1, modes[v], v == 3, iters, &host_us);
                 if (us < best[v][cold]) best[v][cold] = us;
+                if (host_us < host[v][cold]) host[v][cold] = host_us;
             }
         for (int v = 0; v < 5; v++) {
             if (!bench_listed(variants, names[v])) continue;
@@ -235,10 +251,10 @@ int main(int argc, char **argv)
                 const double us = best[v][cold];
                 fmlp_mlp_plan(st.m[0], modes[v], rows, &plan);
                 printf("{\"impl\": \"fmlp\", \"variant\": \"%s\", \"dim\": %lld, \"hidden\": %lld, \"rows\": %lld, "
-                       "\"l2\": \"%s\", \"us\": %.3f, \"tflops\": %.2f, \"kernels\": %d, \"first_kernel\": \"%s\", "
+                       "\"l2\": \"%s\", \"us\": %.3f, \"host_us\": %.3f, \"tflops\": %.2f, \"kernels\": %d, \"first_kernel\": \"%s\", "
                        "\"resolved\": \"%s\", \"rotated_mb\": %.0f}\n",
                        names[v], (long long)dim, (long long)hidden, (long long)rows, cold ? "cold" : "warm", us,
-                       work / us * 1e-6, plan.n_kernels,
+                       host[v][cold], work / us * 1e-6, plan.n_kernels,
                        plan.kernels[0].name, fmlp_mode_name(plan.resolved),
                        (double)(cold ? copies : 1) * (double)weight_bytes / 1e6);
                 fflush(stdout);
