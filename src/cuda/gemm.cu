@@ -17,6 +17,7 @@
 #include "cuda/kernels.h"
 #include "cuda/mma_sync.cuh"
 #include "cuda/pdl.cuh"
+#include "cuda/smem_opt_in.cuh"
 
 namespace {
 
@@ -642,7 +643,7 @@ extern "C" cudaError_t fmlp_cu_gemm(cudaStream_t s, const fmlp_cu_gemm_args *a, 
     }
     case FMLP_CU_GEMM_TILE128: {
         constexpr int smem = tile_smem_bytes<128, 128>();
-        cudaError_t err = cudaFuncSetAttribute(e.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+        cudaError_t err = fmlp_smem_opt_in(e.fn, smem);
         if (err != cudaSuccess) return err;
         return cudaLaunchKernel(e.fn, dim3((unsigned)((a->nw + 127) / 128), (unsigned)((a->m + 127) / 128)),
                                 dim3(256), args, smem, s);

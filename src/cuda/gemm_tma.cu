@@ -21,6 +21,7 @@
 
 #include "cuda/device_util.cuh"
 #include "cuda/kernels.h"
+#include "cuda/smem_opt_in.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define FMLP_HAVE_WGMMA 1
@@ -699,7 +700,7 @@ encode_tiled_fn encoder()
 
 /* A (rows, cols) row-major matrix with row stride ld, read in boxes of
  * box_rows x 64 elements, 128-byte swizzled, zeros past its end. */
-bool tensor_map(CUtensorMap *map, int dtype, const void *base, int64_t rows, int64_t cols, int64_t ld, int box_rows)
+bool encode_map(CUtensorMap *map, int dtype, const void *base, int64_t rows, int64_t cols, int64_t ld, int box_rows)
 {
     const encode_tiled_fn enc = encoder();
     if (!enc) return false;
@@ -711,6 +712,44 @@ bool tensor_map(CUtensorMap *map, int dtype, const void *base, int64_t rows, int
                const_cast<void *>(base), dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
                CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+/* The last tensor maps this thread encoded. A map depends only on what
+ * it was encoded from, so one encoded earlier for the same matrix and box
+ * is the same map; a launch of a few rows otherwise spends about as long
+ * encoding its three maps as launching. */
+struct map_key {
+    const void *base;
+    int64_t rows, cols, ld;
+    int dtype, box_rows;
+};
+constexpr int MAP_CACHE = 64;
+struct cached_map {
+    map_key key;
+    CUtensorMap map;
+};
+thread_local cached_map map_cache[MAP_CACHE];
+thread_local int map_next;
+
+bool same_key(const map_key &a, const map_key &b)
+{
+    return a.base == b.base && a.rows == b.rows && a.cols == b.cols && a.ld == b.ld && a.dtype == b.dtype &&
+           a.box_rows == b.box_rows;
+}
+
+/* encode_map's map, from this thread's cache where it holds one. */
+bool tensor_map(CUtensorMap *map, int dtype, const void *base, int64_t rows, int64_t cols, int64_t ld, int box_rows)
+{
+    const map_key key = {base, rows, cols, ld, dtype, box_rows};
+    for (int i = 0; i < MAP_CACHE; i++)
+        if (map_cache[i].key.base && same_key(map_cache[i].key, key)) {
+            *map = map_cache[i].map;
+            return true;
+        }
+    if (!encode_map(map, dtype, base, rows, cols, ld, box_rows)) return false;
+    map_cache[map_next] = {key, *map};
+    map_next = (map_next + 1) % MAP_CACHE;
+    return true;
 }
 
 /* Blocks of the entry's launch for the shape; 0 where it cannot run. */
@@ -733,7 +772,7 @@ cudaError_t tma_launch(cudaStream_t s, const fmlp_cu_gemm_args *a, const tma_ent
     /* TMA writes 16-byte aligned rows; other outputs take the pair stores */
     int ts = e.ts && ((uintptr_t)a->out & 15) == 0 && (a->ldo * 2) % 16 == 0 &&
              tensor_map(&to, a->dtype, a->out, a->m, a->n, a->ldo, e.bm);
-    cudaError_t err = cudaFuncSetAttribute(e.fn[f16][glu], cudaFuncAttributeMaxDynamicSharedMemorySize, e.smem[glu]);
+    cudaError_t err = fmlp_smem_opt_in(e.fn[f16][glu], (size_t)e.smem[glu]);
     if (err != cudaSuccess) return err;
     void *args[] = {&tx, &tw, (void *)a, &to, &ts};
     return cudaLaunchKernel(e.fn[f16][glu], dim3((unsigned)launch_blocks(a, e)), dim3(e.threads), args, e.smem[glu], s);

@@ -16,6 +16,7 @@
 #include "cuda/gemv_row.h"
 #include "cuda/pdl.cuh"
 #include "cuda/row_dot.cuh"
+#include "cuda/smem_opt_in.cuh"
 
 namespace {
 
@@ -196,7 +197,7 @@ extern "C" cudaError_t fmlp_cu_gemv_row(cudaStream_t s, const fmlp_cu_gemm_args 
     const void *fn = pdl ? e.fn_pdl : e.fn;
     const size_t smem = (size_t)a->k * 2;
     if (smem > 48 * 1024) {
-        const cudaError_t err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        const cudaError_t err = fmlp_smem_opt_in(fn, smem);
         if (err != cudaSuccess) return err;
     }
     const int split = row_split(a->k), outs = a->glu ? ROW_WARPS / split / 2 : ROW_WARPS / split;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "cuda/kernels.h"
+#include "cuda/smem_opt_in.cuh"
 
 /* dynamic shared memory a block may opt into on cc 9.x */
 constexpr size_t FMLP_GRID_MAX_SMEM = 227 * 1024;
@@ -29,7 +30,7 @@ inline bool fmlp_grid_stream_shape(const fmlp_cu_mlp_args *a)
 inline cudaError_t fmlp_grid_launch(cudaStream_t s, const void *fn, const fmlp_cu_mlp_args *p, int threads, size_t smem)
 {
     if (smem) {
-        const cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        const cudaError_t e = fmlp_smem_opt_in(fn, smem);
         if (e != cudaSuccess) return e;
     }
     cudaLaunchConfig_t cfg = {};
