@@ -49,3 +49,12 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/bench/cuda/bench_cuda.c)
     -Xcompiler=-Wall,-Wextra,-Werror -Werror=all-warnings -O3>)
   target_link_libraries(fmlp_bench_cuda PRIVATE fmlp)
 endif()
+
+# What each CUDA runtime call a forward makes costs the host
+# (bench/cuda/launch_cost.cu); needs only the runtime.
+if(EXISTS ${CMAKE_SOURCE_DIR}/bench/cuda/launch_cost.cu)
+  add_executable(fmlp_launch_cost ${CMAKE_SOURCE_DIR}/bench/cuda/launch_cost.cu)
+  set_target_properties(fmlp_launch_cost PROPERTIES CUDA_ARCHITECTURES OFF)
+  target_compile_options(fmlp_launch_cost PRIVATE ${FMLP_CUDA_GENCODE} -Xcompiler=-Wall,-Wextra,-Werror -Werror=all-warnings -O2)
+  target_link_libraries(fmlp_launch_cost PRIVATE CUDA::cudart_static)
+endif()
