@@ -177,9 +177,10 @@ static void test_epilogues(cpu_pool *pool, cpu_path path, fmlp_dtype dt)
 /* Every m x n x k of the grid, epilogue variants rotating over the shapes. */
 static void test_shapes(cpu_pool *pool, cpu_path path, fmlp_dtype dt)
 {
-    static const int64_t ms[] = {1, 3, 17, 100}, nks[] = {1, 3, 17, 33, 64, 129};
+    /* 15 and 16: the last row counts whose AMX tiles are cut to the rows */
+    static const int64_t ms[] = {1, 3, 15, 16, 17, 100}, nks[] = {1, 3, 17, 33, 64, 129};
     int variant = 0;
-    for (int mi = 0; mi < 4; mi++) {
+    for (int mi = 0; mi < (int)(sizeof ms / sizeof ms[0]); mi++) {
         double worst = 0;
         for (int ni = 0; ni < 6; ni++)
             for (int ki = 0; ki < 6; ki++, variant++) {

@@ -104,8 +104,8 @@ typedef struct gemm_path {
     gemm_order order;
     gemm_kernels f32, bf16;
     gemm_epilogue epilogue;
-    void (*enter)(void);     /* before and after each block (AMX's tile */
-    void (*leave)(void);     /* configuration), or NULL */
+    void (*enter)(int rows); /* before and after each block of `rows` rows */
+    void (*leave)(void);     /* (AMX's tile configuration), or NULL */
 } gemm_path;
 
 /* Panel widths (packed columns) and row tiles of each path's microkernel:
@@ -148,7 +148,7 @@ void gemm_tile_avx512bf16(int rows, const void *A, int64_t lda, const void *W, i
 void gemm_wide_avx512bf16(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc);
 
 void gemm_tile_amx(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc);
-void gemm_amx_enter(void);
+void gemm_amx_enter(int rows);
 void gemm_amx_leave(void);
 
 #endif

@@ -18,7 +18,9 @@
 #define NR GEMM_NR_AVX512
 #define TILE_ROWS 16
 
-/* The palette-1 tile configuration: every tile 16 rows of 64 bytes. */
+/* The palette-1 tile configuration: 64 bytes a row, 16 rows in every
+ * tile, or in the accumulator and A tiles as many as a block of fewer than
+ * 16 rows has. */
 typedef struct {
     uint8_t palette;
     uint8_t start_row;
@@ -37,27 +39,35 @@ _Static_assert(sizeof(tile_config) == 64, "ldtilecfg reads 64 bytes");
 #define TILE_LOADD(t, base, stride)                                                                                    \
     __asm__ volatile("tileloadd (%0,%1,1), %%tmm" #t ::"r"((const void *)(base)), "r"((long)(stride)) : "memory")
 
-void gemm_amx_enter(void)
+/* Rows of the accumulator and A tiles this thread configured for its
+ * block. A block of fewer than 16 rows (a forward of a few rows) gets
+ * tiles of just its rows, which load straight from A: padding them to 16
+ * rows meant a zeroed copy of A at every k step of every panel, which made
+ * one row slower than sixteen. */
+static _Thread_local int tile_rows = TILE_ROWS;
+
+void gemm_amx_enter(int rows)
 {
     tile_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.palette = 1;
+    tile_rows = rows > 0 && rows < TILE_ROWS ? rows : TILE_ROWS;
     for (int t = 0; t < 8; t++) {
         cfg.colsb[t] = 64;
-        cfg.rows[t] = TILE_ROWS;
+        cfg.rows[t] = (uint8_t)(t < 6 ? tile_rows : TILE_ROWS);
     }
     __asm__ volatile("ldtilecfg %0" ::"m"(cfg));
 }
 
 void gemm_amx_leave(void) { _tile_release(); }
 
-/* Where the A tile of rows [0, 16) x k [k0, k0 + 32) of A loads from, and
- * its stride: A itself when the block lies inside it, else `buf` filled
- * with zeros past the edges. */
+/* Where the A tile of rows [0, tile_rows) x k [k0, k0 + 32) of A loads
+ * from, and its stride: A itself when the block lies inside it, else `buf`
+ * filled with zeros past the edges. */
 static const void *a_source(const uint16_t *A, int64_t lda, int64_t rows, int64_t k, int64_t k0, uint16_t *buf,
                             int64_t *stride)
 {
-    if (rows >= TILE_ROWS && k0 + KSTEP <= k) {
+    if (rows >= tile_rows && k0 + KSTEP <= k) {
         *stride = lda * 2;
         return A + k0;
     }
