@@ -178,8 +178,12 @@ static gemm_grid grid_for(const cpu_packed *p, int64_t m, int nthreads)
     int64_t cap = (p->panels + 4 * nthreads - 1) / (4 * nthreads);
     if (g.row_blocks < 4 * nthreads && g.pg > cap) g.pg = cap;
     if (g.mc <= GEMM_WIDE_ROWS) {
-        /* One pass over the weights: whole wide tiles, no reuse to keep. */
-        g.pg = (g.pg + GEMM_WIDE - 1) / GEMM_WIDE * GEMM_WIDE;
+        /* One pass over the weights, no reuse to keep: whole wide tiles,
+         * where the path has wide kernels and the groups still give every
+         * thread one (the 768-wide down projection's 24 panels in groups of
+         * 4 kept 16 threads to 6 units at one row). */
+        const int64_t wide = (g.pg + GEMM_WIDE - 1) / GEMM_WIDE * GEMM_WIDE;
+        if (p->kernels->wide && (p->panels + wide - 1) / wide >= nthreads) g.pg = wide;
     } else {
         /* Several row tiles walk the group: it must stay in L2. */
         int64_t fit = GEMM_GROUP_BYTES / (p->panel_elems * (int64_t)esz);
@@ -231,7 +235,7 @@ static void gemm_block(const gemm_call *g, int64_t m0, int64_t m1, int64_t p0, i
     const gemm_path *gp = p->gp;
     gemm_ukernel tile = p->kernels->tile, wide = p->kernels->wide;
     float acc[GEMM_ACC_FLOATS] __attribute__((aligned(64)));
-    if (gp->enter) gp->enter();
+    if (gp->enter) gp->enter((int)(m1 - m0));
     if (wide && m1 - m0 <= GEMM_WIDE_ROWS) {
         /* All the block's rows in one tile, GEMM_WIDE panels at a time. */
         int rows = (int)(m1 - m0);
