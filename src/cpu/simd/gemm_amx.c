@@ -5,10 +5,11 @@
  * (zeros), so B tiles load straight from the panel with a 128-byte stride;
  * A tiles load straight from the caller's rows when a whole tile (16 rows,
  * or all of a smaller block's) by 32 is inside A, and from a zero-padded
- * copy at the k and m edges, so nothing past A is ever read. Sums go through the driver's f32 buffer to the shared
- * AVX-512 epilogue. The OS grant for the tile state is taken by features.c;
- * this file only runs when cpu_path_available(CPU_PATH_AMX) said yes, and
- * the driver brackets each block with gemm_amx_enter/leave. */
+ * copy at the k and m edges, so nothing past A is ever read. Sums go
+ * through the driver's f32 buffer to the shared AVX-512 epilogue. The OS
+ * grant for the tile state is taken by features.c; this file only runs
+ * when cpu_path_available(CPU_PATH_AMX) said yes, and the driver brackets
+ * each block with gemm_amx_enter/leave. */
 #include <immintrin.h>
 #include <string.h>
 
