@@ -45,7 +45,10 @@ int main()
         return 1;
     }
     void *buf;
-    cudaMalloc(&buf, 1 << 24);
+    if (cudaMalloc(&buf, 1 << 24) != cudaSuccess) {
+        std::fprintf(stderr, "launch_cost: cannot allocate 16 MiB of device memory\n");
+        return 1;
+    }
     int v = 0;
     void *args[] = {&v};
     std::printf("%-58s %8s\n", "host call", "us");
