@@ -235,10 +235,10 @@ __device__ __forceinline__ void tma_body(const CUtensorMap *tx, const CUtensorMa
 
 /* The persistent family: one block per SM walks its tiles (tile_at's
  * grouped order) while a producer warpgroup, shrunk to 40 registers by
- * setmaxnreg (24 for 128x192), keeps the stage ring full across tile
+ * setmaxnreg (24 for 128x160 and 128x192), keeps the stage ring full across tile
  * boundaries, so the next tile's first stages load during this tile's
  * epilogue. The two consumer warpgroups, grown to 232 registers (240),
- * hold 128 accumulators each (192) and either share a tile (WPT = 2: a 128 x BN tile, 64 rows each, the
+ * hold 128 accumulators each (160, 192) and either share a tile (WPT = 2: a 128 x BN tile, 64 rows each, the
  * weight stage read by both) or take turns on tiles of their own (WPT = 1,
  * "ping-pong": each runs MW m64 slices of a 64 MW x BN tile, and one's
  * epilogue overlaps the other's matrix work). Ping-pong teams consume the
@@ -425,10 +425,10 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
     constexpr int TEAMS = 2 / WPT;
     /* the bias in registers, except where the accumulators and the bias
      * words would not fit (plain 128x256: 128 accumulators and 32 words;
-     * 128x192: 192 and 24; ptxas spills); there it is prefetched into L1
-     * at the tile's start */
+     * 128x192: 192 and 24; ptxas spills; 128x160 is built alike); there
+     * it is prefetched into L1 at the tile's start */
     constexpr bool BREG = BN <= 128;
-    /* 192 accumulators a thread: the consumers take 240 registers, the
+    /* 160 or 192 accumulators a thread: the consumers take 240 registers, the
      * producer (a loop of TMA issues) 24 */
     constexpr bool BIG = MW * BN > 256;
     static_assert(!TS || BREG, "staged epilogues take the bias from registers");
@@ -478,7 +478,7 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
             tile_at(tile, mt, nt, mb, nb);
             uint32_t bw[BREG ? BN / 8 : 1];
             if constexpr (BREG) tmp_bias<T, GLU, BN>(p, bw, (int64_t)nb * BN);
-            else if ((threadIdx.x & 127) < BN / 64 && p.b && (int64_t)nb * BN + (threadIdx.x & 127) * 64 < (GLU ? p.nw : p.n))
+            else if ((threadIdx.x & 127) < (BN + 63) / 64 && p.b && (int64_t)nb * BN + (threadIdx.x & 127) * 64 < (GLU ? p.nw : p.n))
                 asm volatile("prefetch.global.L1 [%0];\n" ::"l"(static_cast<const T *>(p.b) + (int64_t)nb * BN +
                                                                    (threadIdx.x & 127) * 64));
             /* this tile's first k step in the ring */
@@ -587,7 +587,8 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
     X(128x256_coop, 2, 1, 256, 4, false)             \
     X(128x128_pingpong, 1, 2, 128, 6, false)         \
     X(128x128_pingpong_tmastore, 1, 2, 128, 6, true) \
-    X(128x192_pingpong, 1, 2, 192, 5, false)
+    X(128x192_pingpong, 1, 2, 192, 5, false)         \
+    X(128x160_pingpong, 1, 2, 160, 6, false)
 #define FMLP_TMA_FAMILY(SHAPE, WGS, BN, S)                                                           \
     FMLP_TMA_K(fmlp_gemm_bf16_wgmma_##SHAPE, __nv_bfloat16, false, WGS, BN, S)                       \
     FMLP_TMA_K(fmlp_gemm_glu_bf16_wgmma_##SHAPE, __nv_bfloat16, true, WGS, BN, S)                    \
@@ -629,7 +630,8 @@ constexpr int TMA_PLAIN_CONFIGS = 0 FMLP_TMA_CONFIGS(FMLP_TMA_COUNT);
 
 /* Table positions of the persistent configurations. */
 constexpr int TMA_COOP_128x256 = TMA_PLAIN_CONFIGS, TMA_PINGPONG_128x128 = TMA_PLAIN_CONFIGS + 1,
-              TMA_PINGPONG_STORE = TMA_PLAIN_CONFIGS + 2, TMA_PINGPONG_128x192 = TMA_PLAIN_CONFIGS + 3;
+              TMA_PINGPONG_STORE = TMA_PLAIN_CONFIGS + 2, TMA_PINGPONG_128x192 = TMA_PLAIN_CONFIGS + 3,
+              TMA_PINGPONG_128x160 = TMA_PLAIN_CONFIGS + 4;
 
 /* True when `tiles` keep at least 90% of the SMs busy in every wave. */
 bool fills_waves(int64_t tiles, int64_t sms)
@@ -648,7 +650,10 @@ bool fills_waves(int64_t tiles, int64_t sms)
  *   1.03-1.11x the 128x128 one at 2048-8192 rows of 3584 -> 18944,
  *   3072 -> 24576 and 4096 -> 14336, 0.96-0.99x at K = 2048,
  *   bench/results/h200_gemm_2026-12-02.md) unless its whole waves hold
- *   more than 3% more work (1024 rows of 4096 -> 14336: 0.96x);
+ *   more than 3% more work (1024 rows of 4096 -> 14336: 0.96x); the
+ *   128x160 form fills those waves better (1024 rows of 4096 -> 14336:
+ *   1.02x the 128x128 one, 1.01x cuBLASLt;
+ *   bench/results/h200_glu_128x160_2026-12-04.md);
  * - plain with K >= 2048: the shared 128x256 tile where its tiles fill
  *   whole waves, 1.18-1.30x the one-tile-per-block kernel on 14336 -> 4096
  *   (0.94-0.98x cuBLASLt); with 192 tiles on 132 SMs (768 wide, 8192 rows)
@@ -667,10 +672,18 @@ int tma_pick(const fmlp_cu_gemm_args *a)
     if (a->glu && pp >= sms) {
         if (a->k < 2048) return TMA_PINGPONG_STORE;
         if (a->k < 3072) return TMA_PINGPONG_128x128;
-        /* the wider tile unless its last wave leaves more of the SMs idle:
-         * columns of work per SM, each tile's ceil'd to whole waves */
-        const int64_t wide = (tiles(tma_table[TMA_PINGPONG_128x192]) + sms - 1) / sms * 192, narrow = (pp + sms - 1) / sms * 128;
-        return wide * 100 <= narrow * 103 ? TMA_PINGPONG_128x192 : TMA_PINGPONG_128x128;
+        /* the least work per SM (columns of every wave, the last one
+         * counted whole), a narrower tile weighed by the operand bytes it
+         * moves per FLOP: 3% more for 128, 1% for 160 against 192 */
+        const int cand[3] = {TMA_PINGPONG_128x192, TMA_PINGPONG_128x160, TMA_PINGPONG_128x128}, weight[3] = {100, 101, 103};
+        int best = cand[0];
+        int64_t best_cost = -1;
+        for (int i = 0; i < 3; i++) {
+            const tma_entry &e = tma_table[cand[i]];
+            const int64_t cost = (tiles(e) + sms - 1) / sms * e.bn * weight[i];
+            if (best_cost < 0 || cost < best_cost) best = cand[i], best_cost = cost;
+        }
+        return best;
     }
     if (!a->glu && a->k >= 2048 && fills_waves(tiles(tma_table[TMA_COOP_128x256]), sms)) return TMA_COOP_128x256;
     if (!a->glu && fills_waves(pp, sms)) return TMA_PINGPONG_STORE;
