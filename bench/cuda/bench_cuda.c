@@ -4,7 +4,7 @@
  * L2-cold (rotating through MLP copies holding at least 512 MB of weights,
  * so each forward's weights left the L2 long before). Timed the way the
  * PyTorch peer script times itself: N forwards enqueued between two device
- * synchronizations, wall clock, best of three rounds in which the variants
+ * synchronizations, wall clock, best of five rounds in which the variants
  * take turns, each timing after 150 ms of its variant's forwards untimed
  * (the clock's level under the power cap). First, in the same process and timed the
  * same way, the limits those forwards are held to (limits.h): a graph
@@ -88,6 +88,9 @@ static int warm_up(fmlp_ctx *ctx, set_t *st, int copies, fmlp_mode mode, bool gr
  * bench/results/h200_power_cap_2026-12-02.md). torch_bench.py does the
  * same. */
 #define PREHEAT_NS 150000000LL
+
+/* Rounds of timings; each variant keeps its best. */
+#define ROUNDS 5
 
 /* Forwards whose enqueueing alone is timed (host_us): few enough that
  * their launches (up to 5 a forward, eager) never fill the driver's queue,
@@ -224,10 +227,13 @@ int main(int argc, char **argv)
         const double work = 2.0 * rows * dim * hidden * 3;
         const int iters = rows >= 8192 ? 30 : 200;
         /* The variants take turns, each timing of one variant and L2 state
-         * after one of every other, starting one further on in each round,
-         * and each keeps its best of the rounds, so no variant is timed
-         * only early or only late in the process (on the H200 the clock
-         * then differs: bench/results/h200_power_cap_2026-12-02.md). */
+         * after one of every other, starting further on in each round and
+         * walking back in every other one, and each keeps its best of the
+         * rounds, so no variant is timed only early or late in the process
+         * or always after the same one (on the H200 the clock then
+         * differs: bench/results/h200_power_cap_2026-12-02.md; with three
+         * rounds in one direction the fused plan read 4.5% apart as
+         * `fused` and `auto`: h200_glu_128x160_2026-12-04.md). */
         double best[5][2], host[5][2];
         for (int v = 0; v < 5; v++)
             for (int cold = 0; cold < 2; cold++) {
@@ -235,9 +241,9 @@ int main(int argc, char **argv)
                 if (bench_listed(variants, names[v]) && warm_up(ctx, &st, cold ? copies : 1, modes[v], v == 3))
                     return die(names[v]);
             }
-        for (int round = 0; round < 3; round++)
+        for (int round = 0; round < ROUNDS; round++)
             for (int j = 0; j < 10; j++) {
-                const int slot = (j + 3 * round) % 10, v = slot / 2, cold = slot % 2;
+                const int slot = ((round & 1 ? 9 - j : j) + 3 * round) % 10, v = slot / 2, cold = slot % 2;
                 if (!bench_listed(variants, names[v])) continue;
                 double host_us;
                 const double us = time_once(ctx, &st, cold ? copies : 1, modes[v], v == 3, iters, &host_us);

@@ -126,7 +126,8 @@ def main():
            "ceilings": ceil, "limits": limits, "bars": bars, "results": data,
            "method": "wall time of N operations between two device syncs, best of 3, each timing after 150 ms "
                      "of the same variant's operations untimed (the GPU's clock under its power cap) "
-                     "(fmlp_bench_cuda: three rounds in which its variants take turns); cold = rotating weight "
+                     "(fmlp_bench_cuda: rounds in which its variants take turns, three before 2026-12-04, then five, "
+                     "every other one in reverse); cold = rotating weight "
                      "copies holding at least 512 MB (38 x 14.2 MB for the tutorial's MLP)"}
     with open(out_json, "w") as f:
         json.dump(doc, f, indent=1)
