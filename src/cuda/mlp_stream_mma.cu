@@ -49,12 +49,13 @@ constexpr int MS_STAGES = 4;
 constexpr int MS_GROUP = 2;
 constexpr int MS_ROW_WORDS = 4 * MS_CHUNKS;                 /* a segment: 16-byte words */
 constexpr int MS_STAGE_WORDS = MS_WARPS * 8 * MS_ROW_WORDS; /* a block's tile: 8 rows a warp */
-/* A tile's sums: 8 weight rows x 16 x rows, each weight row's 16 padded
- * to 20 floats, so the four lanes of a fragment that hold the same x row
- * (and weight rows 2t, 2t + 1) store to distinct banks: unpadded, ncu
- * counted 74% of these stores' wavefronts as bank conflicts. */
-constexpr int MS_ROW_STRIDE = 20;
-constexpr int MS_TILE = 8 * MS_ROW_STRIDE, MS_TILE_SUMS = 8 * 16;
+/* A tile's sums: 8 weight rows x 16 x rows. The four lanes holding one x
+ * row store to the same bank (ncu: 74% of these stores' wavefronts are
+ * conflicts). Rows padded to 20 floats made the Llama-3-8B MLP 1.2-1.7%
+ * faster at 8-16 rows, but the carried sums grew with them and shapes
+ * such as 4 rows of hidden 65536 no longer fit
+ * (bench/results/h200_rowstream_pad_2026-12-04.md). */
+constexpr int MS_TILE = 8 * 16;
 
 /* A block's stream of one matrix: its rows, in tiles of 8; K as kv words,
  * cut into passes of 16 warps x MS_CHUNKS chunks. */
@@ -114,7 +115,7 @@ __device__ __forceinline__ void issue(uint4 *ring, const uint4 *w, const plan &p
  * after each group of up to MS_GROUP tiles, `add(sums, pass, tile, count)`
  * runs on every thread once the warps' sums of the group's `count` tiles
  * from `tile` on (sums[(tile in group * MS_WARPS + warp) * MS_TILE +
- * weight row * MS_ROW_STRIDE + x row]) are in shared memory. In the mma, x is the
+ * weight row * 16 + x row]) are in shared memory. In the mma, x is the
  * 16-row A operand and the tile's 8 weight rows the B operand; a lane's
  * word of a chunk holds the K positions of both of its steps. */
 template <typename T, bool COHERENT, class Row, class Add>
@@ -156,10 +157,10 @@ __device__ __forceinline__ void stream(uint4 *ring, const uint4 *w, const plan &
 #pragma unroll
             for (int gi = 0; gi < MS_GROUP; gi++) {
                 float *mine = sums + (gi * MS_WARPS + warp) * MS_TILE;
-                mine[2 * t * MS_ROW_STRIDE + g] = acc[gi][0][0] + acc[gi][1][0];
-                mine[(2 * t + 1) * MS_ROW_STRIDE + g] = acc[gi][0][1] + acc[gi][1][1];
-                mine[2 * t * MS_ROW_STRIDE + g + 8] = acc[gi][0][2] + acc[gi][1][2];
-                mine[(2 * t + 1) * MS_ROW_STRIDE + g + 8] = acc[gi][0][3] + acc[gi][1][3];
+                mine[2 * t * 16 + g] = acc[gi][0][0] + acc[gi][1][0];
+                mine[(2 * t + 1) * 16 + g] = acc[gi][0][1] + acc[gi][1][1];
+                mine[2 * t * 16 + g + 8] = acc[gi][0][2] + acc[gi][1][2];
+                mine[(2 * t + 1) * 16 + g + 8] = acc[gi][0][3] + acc[gi][1][3];
             }
             __syncthreads();
             add(sums, p, first, pl.tiles - first < MS_GROUP ? pl.tiles - first : MS_GROUP);
@@ -222,11 +223,11 @@ template <typename T> __device__ __forceinline__ void rows_body(const fmlp_cu_ml
     const T *bgu = static_cast<const T *>(a.bgu);
     const auto glu = [&](const float *sums, int p, int first, int count) {
         if (i >= 64 * count) return;
-        const int tile = first + i / 64, col = i % 64 / 16, n = i % 16, e = 2 * col * MS_ROW_STRIDE + n;
+        const int tile = first + i / 64, col = i % 64 / 16, n = i % 16, e = 2 * col * 16 + n;
         sums += i / 64 * MS_WARPS * MS_TILE;
-        float gs = warp_sum(sums, e), us = warp_sum(sums, e + MS_ROW_STRIDE);
+        float gs = warp_sum(sums, e), us = warp_sum(sums, e + 16);
         const bool more = carry_on(gs, carry, tile * MS_TILE + e, p, p1.passes);
-        if (carry_on(us, carry, tile * MS_TILE + e + MS_ROW_STRIDE, p, p1.passes) || more) return;
+        if (carry_on(us, carry, tile * MS_TILE + e + 16, p, p1.passes) || more) return;
         const int64_t o = c0 + 4 * (int64_t)tile + col;
         if (n >= m || o >= c1) return;
         if (bgu) {
@@ -246,11 +247,12 @@ template <typename T> __device__ __forceinline__ void rows_body(const fmlp_cu_ml
     T *y = static_cast<T *>(a.y);
     const T *bd = static_cast<const T *>(a.bd);
     const auto down = [&](const float *sums, int p, int first, int count) {
-        if (i >= MS_TILE_SUMS * count) return;
-        const int tile = first + i / MS_TILE_SUMS, wr = i % MS_TILE_SUMS / 16, n = i % 16, e = wr * MS_ROW_STRIDE + n;
-        float s = warp_sum(sums + i / MS_TILE_SUMS * MS_WARPS * MS_TILE, e);
+        if (i >= MS_TILE * count) return;
+        const int tile = first + i / MS_TILE, e = i % MS_TILE;
+        float s = warp_sum(sums + i / MS_TILE * MS_WARPS * MS_TILE, e);
         if (carry_on(s, carry, tile * MS_TILE + e, p, p2.passes)) return;
-        const int64_t o = r0 + 8 * tile + wr;
+        const int n = e % 16;
+        const int64_t o = r0 + 8 * tile + e / 16;
         if (n >= m || o >= r1) return;
         if (bd) s += fmlp_to_f32(bd[o]);
         y[n * a.ldy + o] = fmlp_from_f32<T>(s);
