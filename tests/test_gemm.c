@@ -177,7 +177,7 @@ static void test_epilogues(cpu_pool *pool, cpu_path path, fmlp_dtype dt)
 /* Every m x n x k of the grid, epilogue variants rotating over the shapes. */
 static void test_shapes(cpu_pool *pool, cpu_path path, fmlp_dtype dt)
 {
-    /* 15 and 16: the last row counts whose AMX tiles are cut to the rows */
+    /* 15: the last row count whose AMX tiles are cut to its rows; 16: the first whose are not */
     static const int64_t ms[] = {1, 3, 15, 16, 17, 100}, nks[] = {1, 3, 17, 33, 64, 129};
     int variant = 0;
     for (int mi = 0; mi < (int)(sizeof ms / sizeof ms[0]); mi++) {

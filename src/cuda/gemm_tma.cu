@@ -676,14 +676,11 @@ int tma_pick(const fmlp_cu_gemm_args *a)
          * counted whole), a narrower tile weighed by the operand bytes it
          * moves per FLOP: 3% more for 128, 1% for 160 against 192 */
         const int cand[3] = {TMA_PINGPONG_128x192, TMA_PINGPONG_128x160, TMA_PINGPONG_128x128}, weight[3] = {100, 101, 103};
-        int best = cand[0];
-        int64_t best_cost = -1;
-        for (int i = 0; i < 3; i++) {
-            const tma_entry &e = tma_table[cand[i]];
-            const int64_t cost = (tiles(e) + sms - 1) / sms * e.bn * weight[i];
-            if (best_cost < 0 || cost < best_cost) best = cand[i], best_cost = cost;
-        }
-        return best;
+        auto cost = [&](int i) { return (tiles(tma_table[cand[i]]) + sms - 1) / sms * tma_table[cand[i]].bn * weight[i]; };
+        int best = 0;
+        for (int i = 1; i < 3; i++)
+            if (cost(i) < cost(best)) best = i;
+        return cand[best];
     }
     if (!a->glu && a->k >= 2048 && fills_waves(tiles(tma_table[TMA_COOP_128x256]), sms)) return TMA_COOP_128x256;
     if (!a->glu && fills_waves(pp, sms)) return TMA_PINGPONG_STORE;
