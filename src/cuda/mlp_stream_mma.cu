@@ -13,7 +13,8 @@
  *   and x's rows (up to 16, zeros past m) the A operand, held in
  *   registers for a pass of K; a lane's 16-byte word of a 32-wide chunk
  *   holds the K positions of two steps, K permuted inside the chunk and
- *   x's words permuted alike. Longer K takes several passes.
+ *   x's words permuted alike. Longer K takes several passes, each block
+ *   starting at its own, so the blocks do not all read one pass of h.
  * - The warps' sums of a group of tiles go to shared memory and, after one
  *   barrier, every thread adds up one entry in warp order (then pass
  *   order): the same bits every run. The copies do not wait at the
@@ -56,21 +57,32 @@ constexpr int MS_STAGE_WORDS = MS_WARPS * 8 * MS_ROW_WORDS; /* a block's tile: 8
  * such as 4 rows of hidden 65536 no longer fit
  * (bench/results/h200_rowstream_pad_2026-12-04.md). */
 constexpr int MS_TILE = 8 * 16;
+/* 1: block b starts at pass b % passes and walks them round; 0: every
+ * block from pass 0. From pass 0, all 132 blocks ask the same L2 lines
+ * for the same pass of h at once (the Llama-3-8B MLP at 16 rows: 97.5 us,
+ * 88.7 loading h for two rows only); rotated, 92.9 (8 rows: 92.9 -> 88.1;
+ * bench/results/h200_pass_rotation_2026-12-04.md). */
+constexpr int MS_ROTATE = 1;
 
 /* A block's stream of one matrix: its rows, in tiles of 8; K as kv words,
- * cut into passes of 16 warps x MS_CHUNKS chunks. */
+ * cut into passes of 16 warps x MS_CHUNKS chunks, walked from pass `first`
+ * on (block b's: b % passes). */
 struct plan {
-    int rows, tiles, kv, passes;
+    int rows, tiles, kv, passes, first;
 };
 
-__host__ __device__ inline plan plan_for(int64_t k, int64_t rows)
+__host__ __device__ inline plan plan_for(int64_t k, int64_t rows, int64_t b = 0)
 {
-    const int kv = (int)(k / 8);
-    return {(int)rows, (int)((rows + 7) / 8), kv, (kv + MS_WARPS * MS_ROW_WORDS - 1) / (MS_WARPS * MS_ROW_WORDS)};
+    const int kv = (int)(k / 8), passes = (kv + MS_WARPS * MS_ROW_WORDS - 1) / (MS_WARPS * MS_ROW_WORDS);
+    return {(int)rows, (int)((rows + 7) / 8), kv, passes, MS_ROTATE ? (int)(b % passes) : 0};
 }
 
-/* The first word of this warp's segment of a row in pass p. */
-__device__ __forceinline__ int segment(int p) { return (p * MS_WARPS + (int)(threadIdx.x >> 5)) * MS_ROW_WORDS; }
+/* The first word of this warp's segment of a row in the block's p-th pass. */
+__device__ __forceinline__ int segment(const plan &pl, int p)
+{
+    const int q = p + pl.first;
+    return ((q < pl.passes ? q : q - pl.passes) * MS_WARPS + (int)(threadIdx.x >> 5)) * MS_ROW_WORDS;
+}
 
 /* Word w of row r of a warp's tile in its ring; odd rows swap halves of
  * 128 bytes, so the eight lanes of a 16-byte read phase (two rows, four
@@ -94,7 +106,7 @@ __device__ __forceinline__ void issue(uint4 *ring, const uint4 *w, const plan &p
     constexpr int SEG = MS_ROW_WORDS, PER = 32 / SEG; /* lanes a row, rows a copy */
     const int lane = threadIdx.x & 31, word = lane % SEG, first = lane / SEG;
     if (c.p < pl.passes && first < PER) {
-        const int kw = segment(c.p) + word;
+        const int kw = segment(pl, c.p) + word;
         uint4 *dst = ring + (c.q % MS_STAGES) * MS_STAGE_WORDS + (int)(threadIdx.x >> 5) * 8 * MS_ROW_WORDS;
 #pragma unroll
         for (int i = 0; i < 8 / PER; i++) {
@@ -129,7 +141,7 @@ __device__ __forceinline__ void stream(uint4 *ring, const uint4 *w, const plan &
         uint4 xa[MS_CHUNKS], xb[MS_CHUNKS]; /* x rows g and g + 8 */
 #pragma unroll
         for (int j = 0; j < MS_CHUNKS; j++) {
-            const int kw = segment(p) + 4 * j + t;
+            const int kw = segment(pl, p) + 4 * j + t;
             const bool in = kw < pl.kv;
             xa[j] = !in || g >= m ? zero : COHERENT ? __ldcg(x + g * ldxw + kw) : __ldg(x + g * ldxw + kw);
             xb[j] = !in || g + 8 >= m ? zero : COHERENT ? __ldcg(x + (g + 8) * ldxw + kw) : __ldg(x + (g + 8) * ldxw + kw);
@@ -214,7 +226,7 @@ template <typename T> __device__ __forceinline__ void rows_body(const fmlp_cu_ml
     /* gate/up: the block's hidden columns [c0, c1); local row 2t is the gate
      * and 2t + 1 the up row of column c0 + t */
     const int64_t c0 = b * a.hidden / nb, c1 = (b + 1) * a.hidden / nb;
-    const plan p1 = plan_for(a.dim, 2 * (c1 - c0));
+    const plan p1 = plan_for(a.dim, 2 * (c1 - c0), b);
     const auto gu_row = [c0](int r) {
         const uint64_t o = (uint64_t)c0 + (unsigned)r / 2;
         return (int64_t)((o >> 3) * 16 + (o & 7) + (r & 1) * 8);
@@ -242,7 +254,7 @@ template <typename T> __device__ __forceinline__ void rows_body(const fmlp_cu_ml
 
     /* down: the block's outputs [r0, r1) */
     const int64_t r0 = b * a.out / nb, r1 = (b + 1) * a.out / nb;
-    const plan p2 = plan_for(a.hidden, r1 - r0);
+    const plan p2 = plan_for(a.hidden, r1 - r0, b);
     const auto d_row = [r0](int r) { return r0 + r; };
     T *y = static_cast<T *>(a.y);
     const T *bd = static_cast<const T *>(a.bd);

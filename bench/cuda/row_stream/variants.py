@@ -16,7 +16,10 @@ FORMS = {
     "mma": ("src/cuda/mlp_stream_mma.cu", "fmlp_cu_mlp_stream_rows", (2, 16)),
     "one": ("src/cuda/mlp_one.cu", "fmlp_cu_mlp_one", (1, 16)),
 }
-# name, form, {constant: value}, grid barrier
+# x (then h) loaded for 2 rows only, the rest zeros: what loading the
+# other 14 costs at 16 rows (timing only)
+X2 = [("xa[j] = !in || g >= m ?", "xa[j] = !in || g >= 2 ?"), ("xb[j] = !in || g + 8 >= m ?", "xb[j] = !in || true ?")]
+# name, form, {constant: value}, grid barrier[, source replacements (timing only)]
 VARIANTS = [
     ("c4s4", "row", {"RS_LOADS": 4, "RS_STAGES": 4}, True),
     ("c4s4_nobarrier", "row", {"RS_LOADS": 4, "RS_STAGES": 4}, False),
@@ -27,20 +30,28 @@ VARIANTS = [
     ("g2s5", "mma", {"MS_CHUNKS": 4, "MS_GROUP": 2, "MS_STAGES": 5}, True),
     ("k8g1s3", "mma", {"MS_CHUNKS": 8, "MS_GROUP": 1, "MS_STAGES": 3}, True),
     ("g2s4_nobarrier", "mma", {"MS_CHUNKS": 4, "MS_GROUP": 2, "MS_STAGES": 4}, False),
+    ("whole", "mma", {"MS_ROTATE": 0}, True),
+    ("rot", "mma", {"MS_ROTATE": 1}, True),
+    ("whole_x2", "mma", {"MS_ROTATE": 0}, True, X2),
+    ("rot_x2", "mma", {"MS_ROTATE": 1}, True, X2),
     ("one", "one", {}, True),
     ("one_nobarrier", "one", {}, False),
 ]
 
 
-def variant(name, form, constants, barrier):
+def variant(name, form, constants, barrier, replacements=()):
     path, launcher, _ = FORMS[form]
     s = open(path).read()
+    for old, new in replacements:
+        assert s.count(old) == 1, (path, old)
+        s = s.replace(old, new)
     for k, v in constants.items():
         s, n = re.subn(r"constexpr int %s = \d+;" % k, "constexpr int %s = %d;" % (k, v), s)
         assert n == 1, (path, k)
     # the one-row form hands 2..16 rows to the other; a variant keeps its own
     s = re.sub(r"\n *if \(a->m > 1\) return fmlp_cu_mlp_stream_rows\w*\(.*\);", "", s)
     s = re.sub(r"a->m > 1 \? fmlp_cu_mlp_stream_rows_name\(a\) : ", "", s)
+    s = s.replace("a->m > 1 ? fmlp_cu_mlp_stream_rows_scratch(a) : 0", "(void)a, (size_t)0")
     # mlp_one.cu's own forms only: the row streams are variants of their own
     s, n = re.subn(r"(static bool row_stream\(const fmlp_cu_mlp_args \*a\)\n\{\n).*?\n\}", r"\1    (void)a;\n    return false;\n}", s,
                    flags=re.S)
@@ -58,6 +69,7 @@ with open(os.path.join(out, "variants.inc"), "w") as f:
     for v in VARIANTS:
         f.write(variant(*v))
 with open(os.path.join(out, "variants_list.inc"), "w") as f:
-    for name, form, _, barrier in VARIANTS:
+    for name, form, _, barrier, *replacements in VARIANTS:
         lo, hi = FORMS[form][2]
-        f.write('{"%s", %s::%s_stream, %d, %d, %s},\n' % (name, name, name, lo, hi, "true" if barrier else "false"))
+        exact = barrier and not replacements
+        f.write('{"%s", %s::%s_stream, %d, %d, %s},\n' % (name, name, name, lo, hi, "true" if exact else "false"))
