@@ -19,6 +19,10 @@ FORMS = {
 # x (then h) loaded for 2 rows only, the rest zeros: what loading the
 # other 14 costs at 16 rows (timing only)
 X2 = [("xa[j] = !in || g >= m ?", "xa[j] = !in || g >= 2 ?"), ("xb[j] = !in || g + 8 >= m ?", "xb[j] = !in || true ?")]
+# every row's x (then h) words read from rows 0 and 1: the bytes of two
+# rows, the products of sixteen (timing only)
+X2DATA = [("? __ldcg(x + g * ldxw + kw) : __ldg(x + g * ldxw + kw)", "? __ldcg(x + (g & 1) * ldxw + kw) : __ldg(x + (g & 1) * ldxw + kw)"),
+          ("? __ldcg(x + (g + 8) * ldxw + kw) : __ldg(x + (g + 8) * ldxw + kw)", "? __ldcg(x + (g & 1) * ldxw + kw) : __ldg(x + (g & 1) * ldxw + kw)")]
 # name, form, {constant: value}, grid barrier[, source replacements (timing only)]
 VARIANTS = [
     ("c4s4", "row", {"RS_LOADS": 4, "RS_STAGES": 4}, True),
@@ -34,6 +38,7 @@ VARIANTS = [
     ("rot", "mma", {"MS_ROTATE": 1}, True),
     ("whole_x2", "mma", {"MS_ROTATE": 0}, True, X2),
     ("rot_x2", "mma", {"MS_ROTATE": 1}, True, X2),
+    ("rot_x2data", "mma", {"MS_ROTATE": 1}, True, X2DATA),
     ("one", "one", {}, True),
     ("one_nobarrier", "one", {}, False),
 ]
