@@ -44,7 +44,10 @@ fmlp_mode fmlp_cu_auto_mode(fmlp_ctx *ctx, fmlp_block block, fmlp_dtype dtype, i
  * (bench/results/h200_row_stream_2026-12-02.md), and its 2, 8 and 16
  * rows from 93.8, 93.5 and 98.0 to 86.9, 91.1 and 95.9 L2-cold, the
  * 2048 -> 11008 MLP's 16 from 49.1 to 44.9
- * (bench/results/h200_row_stream_rows_2026-12-02.md). */
+ * (bench/results/h200_row_stream_rows_2026-12-02.md); with its passes
+ * rotated per block, 85.1, 89.7 and 94.2 at 2, 8 and 16 rows against
+ * PyTorch's best 90.9, 92.0 and 93.4 in the same run
+ * (bench/results/h200_pass_rotation_2026-12-04.md). */
 bool fmlp_cu_one_kernel(fmlp_ctx *ctx, const fmlp_mlp_desc *d, int64_t rows, int64_t *ws_bytes)
 {
     const fmlp_cu_state *st = fmlp_cu_state_of(ctx);
