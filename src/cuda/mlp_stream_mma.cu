@@ -22,7 +22,10 @@
  * - The gate/up packing (blocks of 8 gate rows, then 8 up rows) puts a
  *   column's gate and up rows in the same tile, so the GLU is applied as
  *   the tile is added up; h goes to global memory (L2) for the down phase.
- * Measured: bench/results/h200_row_stream_rows_2026-12-02.md. */
+ * Copy sources are 32-bit word offsets, so the copy issue spends few
+ * instructions on addresses (5120 -> 13824 at 16 rows: 115.2 -> 108.2 us).
+ * Measured: bench/results/h200_row_stream_rows_2026-12-02.md,
+ * bench/results/h200_row_stream_w32_2026-12-04.md. */
 #include <cooperative_groups.h>
 
 #include "cuda/device_util.cuh"
@@ -112,7 +115,8 @@ __device__ __forceinline__ void issue(uint4 *ring, const uint4 *w, const plan &p
         for (int i = 0; i < 8 / PER; i++) {
             const int r = i * PER + first, gr = 8 * c.tile + r;
             const bool in = gr < pl.rows && kw < pl.kv;
-            cp_async16(dst + r * MS_ROW_WORDS + (word ^ ((r & 1) << 2)), in ? w + row(gr) * pl.kv + kw : w, in ? 16 : 0);
+            const uint32_t at = row(gr) * (uint32_t)pl.kv + (uint32_t)kw;
+            cp_async16(dst + r * MS_ROW_WORDS + (word ^ ((r & 1) << 2)), in ? w + at : w, in ? 16 : 0);
         }
     }
     if (c.p < pl.passes && ++c.tile == pl.tiles) {
@@ -138,13 +142,17 @@ __device__ __forceinline__ void stream(uint4 *ring, const uint4 *w, const plan &
     const uint4 zero = make_uint4(0, 0, 0, 0);
     int next = 0, buf = 0;
     for (int p = 0; p < pl.passes; p++) {
-        uint4 xa[MS_CHUNKS], xb[MS_CHUNKS]; /* x rows g and g + 8 */
+        /* the A fragments of the pass: x rows g and g + 8, a step's K pair
+         * of each in adjacent registers */
+        uint32_t a[MS_CHUNKS][2][4];
 #pragma unroll
         for (int j = 0; j < MS_CHUNKS; j++) {
             const int kw = segment(pl, p) + 4 * j + t;
             const bool in = kw < pl.kv;
-            xa[j] = !in || g >= m ? zero : COHERENT ? __ldcg(x + g * ldxw + kw) : __ldg(x + g * ldxw + kw);
-            xb[j] = !in || g + 8 >= m ? zero : COHERENT ? __ldcg(x + (g + 8) * ldxw + kw) : __ldg(x + (g + 8) * ldxw + kw);
+            const uint4 xa = !in || g >= m ? zero : COHERENT ? __ldcg(x + g * ldxw + kw) : __ldg(x + g * ldxw + kw);
+            const uint4 xb = !in || g + 8 >= m ? zero : COHERENT ? __ldcg(x + (g + 8) * ldxw + kw) : __ldg(x + (g + 8) * ldxw + kw);
+            a[j][0][0] = xa.x, a[j][0][1] = xb.x, a[j][0][2] = xa.y, a[j][0][3] = xb.y;
+            a[j][1][0] = xa.z, a[j][1][1] = xb.z, a[j][1][2] = xa.w, a[j][1][3] = xb.w;
         }
         for (int first = 0; first < pl.tiles; first += MS_GROUP) {
             /* two accumulators a tile, so consecutive mma steps do not wait on each other */
@@ -158,10 +166,8 @@ __device__ __forceinline__ void stream(uint4 *ring, const uint4 *w, const plan &
 #pragma unroll
                 for (int j = 0; j < MS_CHUNKS; j++) {
                     const uint4 b = *ring_word(ring, next % MS_STAGES, g, 4 * j + t);
-                    const uint32_t lo[4] = {xa[j].x, xb[j].x, xa[j].y, xb[j].y};
-                    const uint32_t hi[4] = {xa[j].z, xb[j].z, xa[j].w, xb[j].w};
-                    mma16816<T>(acc[gi][0], lo, b.x, b.y);
-                    mma16816<T>(acc[gi][1], hi, b.z, b.w);
+                    mma16816<T>(acc[gi][0], a[j][0], b.x, b.y);
+                    mma16816<T>(acc[gi][1], a[j][1], b.z, b.w);
                 }
                 next++;
             }
@@ -228,8 +234,8 @@ template <typename T> __device__ __forceinline__ void rows_body(const fmlp_cu_ml
     const int64_t c0 = b * a.hidden / nb, c1 = (b + 1) * a.hidden / nb;
     const plan p1 = plan_for(a.dim, 2 * (c1 - c0), b);
     const auto gu_row = [c0](int r) {
-        const uint64_t o = (uint64_t)c0 + (unsigned)r / 2;
-        return (int64_t)((o >> 3) * 16 + (o & 7) + (r & 1) * 8);
+        const uint32_t o = (uint32_t)c0 + (unsigned)r / 2;
+        return (o >> 3) * 16 + (o & 7) + (r & 1) * 8;
     };
     T *h = static_cast<T *>(a.h);
     const T *bgu = static_cast<const T *>(a.bgu);
@@ -255,7 +261,7 @@ template <typename T> __device__ __forceinline__ void rows_body(const fmlp_cu_ml
     /* down: the block's outputs [r0, r1) */
     const int64_t r0 = b * a.out / nb, r1 = (b + 1) * a.out / nb;
     const plan p2 = plan_for(a.hidden, r1 - r0, b);
-    const auto d_row = [r0](int r) { return r0 + r; };
+    const auto d_row = [r0](int r) { return (uint32_t)(r0 + r); };
     T *y = static_cast<T *>(a.y);
     const T *bd = static_cast<const T *>(a.bd);
     const auto down = [&](const float *sums, int p, int first, int count) {
@@ -307,7 +313,9 @@ size_t rows_smem(const fmlp_cu_mlp_args *a)
 extern "C" bool fmlp_cu_mlp_stream_rows_fits(const fmlp_cu_mlp_args *a)
 {
     if (!fmlp_grid_stream_shape(a) || a->m < 2 || a->m > 16 || (a->x && a->ldx % 8)) return false;
-    if (a->dim / 8 > INT32_MAX / 2 || a->hidden / 8 > INT32_MAX / 2) return false;
+    /* copy sources are 32-bit word offsets into a matrix */
+    if (a->dim < 8 || a->hidden < 8 || a->hidden > UINT32_MAX / 2 / (a->dim / 8) || a->out > UINT32_MAX / (a->hidden / 8))
+        return false;
     return rows_smem(a) <= FMLP_GRID_MAX_SMEM;
 }
 
