@@ -21,7 +21,8 @@
  * bench/results/h200_row_stream_rows_2026-12-02.md (2..16 rows),
  * bench/results/h200_phase_sync_2026-12-02.md (the grid barrier),
  * bench/results/h200_pass_rotation_2026-12-04.md (the passes rotated, and
- * what 16 rows cost over 2). */
+ * what 16 rows cost over 2), bench/results/h200_row_stream_w32_2026-12-04.md
+ * (32-bit copy offsets). */
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>
 
