@@ -58,3 +58,12 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/bench/cuda/launch_cost.cu)
   target_compile_options(fmlp_launch_cost PRIVATE ${FMLP_CUDA_GENCODE} -Xcompiler=-Wall,-Wextra,-Werror -Werror=all-warnings -O2)
   target_link_libraries(fmlp_launch_cost PRIVATE CUDA::cudart_static)
 endif()
+
+# The small-row floors measured as a forward is timed: graph replays of
+# empty, cooperative and weight-reading kernels (bench/cuda/read_floor.cu).
+if(EXISTS ${CMAKE_SOURCE_DIR}/bench/cuda/read_floor.cu)
+  add_executable(fmlp_read_floor ${CMAKE_SOURCE_DIR}/bench/cuda/read_floor.cu)
+  set_target_properties(fmlp_read_floor PROPERTIES CUDA_ARCHITECTURES OFF)
+  target_compile_options(fmlp_read_floor PRIVATE ${FMLP_CUDA_GENCODE} -Xcompiler=-Wall,-Wextra,-Werror -Werror=all-warnings -O3)
+  target_link_libraries(fmlp_read_floor PRIVATE CUDA::cudart_static)
+endif()
