@@ -68,6 +68,24 @@ __global__ void __launch_bounds__(512, 1) empty_grid() {}
 
 __global__ void __launch_bounds__(512, 1) grid_barrier() { cg::this_grid().sync(); }
 
+/* The same barrier by hand with one release add and acquire polling in
+ * place of cooperative_groups' two full fences: block 0 adds 2^31 - (n - 1),
+ * the others 1, so the top bit flips when the last block arrives whatever
+ * the counter held before. */
+__device__ unsigned flip_counter;
+__global__ void __launch_bounds__(512, 1) flip_barrier()
+{
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        const unsigned add = blockIdx.x ? 1u : 0x80000000u - (gridDim.x - 1);
+        unsigned old, now;
+        asm volatile("atom.add.release.gpu.u32 %0, [%1], %2;\n" : "=r"(old) : "l"(&flip_counter), "r"(add) : "memory");
+        do asm volatile("ld.acquire.gpu.u32 %0, [%1];\n" : "=r"(now) : "l"(&flip_counter) : "memory");
+        while (((old ^ now) & 0x80000000u) == 0);
+    }
+    __syncthreads();
+}
+
 /* limits.cu's read: 256 threads, four independent loads a step. */
 __global__ void __launch_bounds__(256) stride4(const uint4 *__restrict__ w, size_t n16, uint32_t *sums)
 {
@@ -305,6 +323,7 @@ int main(int argc, char **argv)
     row("empty kernel", [&](int) { empty_kernel<<<1, 1, 0, s>>>(); }, false);
     row("empty grid (coop)", coop((const void *)empty_grid), false);
     row("grid barrier (coop)", coop((const void *)grid_barrier), false);
+    row("flip barrier (coop)", coop((const void *)flip_barrier), false);
     int bad = 0;
     for (const reader &r : readers) {
         if (r.launch == go_bulk && prop.major < 9) continue;
