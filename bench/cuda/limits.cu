@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "limits.h"
+#include "word_sums.cuh"
 extern "C" {
 #include "core/clock.h"
 }
@@ -19,21 +20,6 @@ extern "C" {
 #define READS 200
 
 __global__ void empty_kernel(void) {}
-
-/* The buffers hold a hash of each 4-byte word's index: not zeros, and no
- * two copies alike. */
-__global__ void fill_words(uint32_t *w, size_t n)
-{
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        uint32_t h = ((uint32_t)i + 1) * 0x9e3779b1u ^ (uint32_t)(i >> 32);
-        h ^= h >> 16;
-        h *= 0x85ebca6bu;
-        h ^= h >> 13;
-        w[i] = h;
-    }
-}
-
-static __device__ __forceinline__ uint32_t words(uint4 v) { return v.x + v.y + v.z + v.w; }
 
 /* w: n16 16-byte vectors, then n_tail (< 8) bf16-sized halves. Four
  * independent loads per thread and step keep enough bytes in flight to
@@ -50,15 +36,7 @@ __global__ void __launch_bounds__(THREADS) read_sum(const uint4 *__restrict__ w,
     }
     for (; i < n16; i += stride) acc += words(w[i]);
     if (blockIdx.x == 0 && threadIdx.x < n_tail) acc += ((const uint16_t *)(w + n16))[threadIdx.x];
-    for (int o = 16; o; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
-    __shared__ uint32_t warp_sum[THREADS / 32];
-    if (threadIdx.x % 32 == 0) warp_sum[threadIdx.x / 32] = acc;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        uint32_t s = 0;
-        for (int k = 0; k < THREADS / 32; k++) s += warp_sum[k];
-        sums[blockIdx.x] = s;
-    }
+    block_sum<THREADS>(acc, sums);
 }
 
 typedef struct {

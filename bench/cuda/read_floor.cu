@@ -24,6 +24,8 @@
 #include <cstring>
 #include <vector>
 
+#include "word_sums.cuh"
+
 namespace cg = cooperative_groups;
 
 #define CK(x)                                                                                                   \
@@ -34,33 +36,6 @@ namespace cg = cooperative_groups;
             exit(1);                                                                                            \
         }                                                                                                       \
     } while (0)
-
-static __device__ __forceinline__ uint32_t words(uint4 v) { return v.x + v.y + v.z + v.w; }
-
-/* The block's wrapping sum of its threads' sums, written to sums[block]. */
-template <int THREADS> static __device__ __forceinline__ void block_sum(uint32_t acc, uint32_t *sums)
-{
-    for (int o = 16; o; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
-    __shared__ uint32_t warp_sum[THREADS / 32];
-    if (threadIdx.x % 32 == 0) warp_sum[threadIdx.x / 32] = acc;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        uint32_t s = 0;
-        for (int k = 0; k < THREADS / 32; k++) s += warp_sum[k];
-        sums[blockIdx.x] = s;
-    }
-}
-
-__global__ void fill_words(uint32_t *w, size_t n)
-{
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        uint32_t h = ((uint32_t)i + 1) * 0x9e3779b1u ^ (uint32_t)(i >> 32);
-        h ^= h >> 16;
-        h *= 0x85ebca6bu;
-        h ^= h >> 13;
-        w[i] = h;
-    }
-}
 
 __global__ void empty_kernel() {}
 
