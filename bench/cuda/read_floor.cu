@@ -13,7 +13,7 @@
  *     are checked against the host's, so no load can be dropped.
  * Usage: read_floor [BYTES] (default: the tutorial MLP's 14155776 bytes of
  * bf16 weights); cold reads rotate copies of at least 512 MB in all.
- *   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -o read_floor bench/cuda/read_floor.cu */
+ *   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Isrc -o read_floor bench/cuda/read_floor.cu */
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
@@ -24,6 +24,7 @@
 #include <cstring>
 #include <vector>
 
+#include "cuda/mlp_grid.cuh"
 #include "word_sums.cuh"
 
 namespace cg = cooperative_groups;
@@ -39,16 +40,18 @@ namespace cg = cooperative_groups;
 
 __global__ void empty_kernel() {}
 
-__global__ void __launch_bounds__(512, 1) empty_grid() {}
+/* The cooperative kernels take the one-kernel MLP's argument block, so
+ * they launch through its launcher (mlp_grid.cuh) exactly as it does. */
+__global__ void __launch_bounds__(512, 1) empty_grid(const fmlp_cu_mlp_args) {}
 
-__global__ void __launch_bounds__(512, 1) grid_barrier() { cg::this_grid().sync(); }
+__global__ void __launch_bounds__(512, 1) grid_barrier(const fmlp_cu_mlp_args) { cg::this_grid().sync(); }
 
 /* The same barrier by hand with one release add and acquire polling in
  * place of cooperative_groups' two full fences: block 0 adds 2^31 - (n - 1),
  * the others 1, so the top bit flips when the last block arrives whatever
  * the counter held before. */
 __device__ unsigned flip_counter;
-__global__ void __launch_bounds__(512, 1) flip_barrier()
+__global__ void __launch_bounds__(512, 1) flip_barrier(const fmlp_cu_mlp_args)
 {
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -269,20 +272,9 @@ int main(int argc, char **argv)
         CK(cudaGetLastError());
         return best;
     };
-    auto coop = [&](const void *fn) {
-        return [=, &s](int) {
-            cudaLaunchConfig_t cfg = {};
-            cfg.gridDim = dim3((unsigned)sms);
-            cfg.blockDim = dim3(512);
-            cfg.stream = s;
-            cudaLaunchAttribute attr[1];
-            attr[0].id = cudaLaunchAttributeCooperative;
-            attr[0].val.cooperative = 1;
-            cfg.attrs = attr;
-            cfg.numAttrs = 1;
-            CK(cudaLaunchKernelExC(&cfg, fn, nullptr));
-        };
-    };
+    fmlp_cu_mlp_args grid = {};
+    grid.sm_count = sms;
+    auto coop = [&](const void *fn) { return [=, &s](int) { CK(fmlp_grid_launch(s, fn, &grid, 512, 0)); }; };
 
     printf("read_floor: %s, %d SMs, %.2f MB of weights, %d copies for cold reads\n", prop.name, sms, bytes / 1e6, C);
     printf("%-22s %10s %10s %10s %10s   (us per kernel; graphs of 1 and of 30 kernels)\n", "kernel", "1 warm",

@@ -9,6 +9,7 @@
 
 #include "cuda/kernels.h"
 #include "cuda/smem_opt_in.cuh"
+#include "fmlp.h"
 
 /* dynamic shared memory a block may opt into on cc 9.x */
 constexpr size_t FMLP_GRID_MAX_SMEM = 227 * 1024;
