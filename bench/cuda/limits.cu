@@ -15,29 +15,11 @@ extern "C" {
 #include "core/clock.h"
 }
 
-#define THREADS 256
+#define THREADS READ_SUM_THREADS
 #define REPLAYS 2000
 #define READS 200
 
 __global__ void empty_kernel(void) {}
-
-/* w: n16 16-byte vectors, then n_tail (< 8) bf16-sized halves. Four
- * independent loads per thread and step keep enough bytes in flight to
- * stream; sums[b] is block b's wrapping sum of its words and halves. */
-__global__ void __launch_bounds__(THREADS) read_sum(const uint4 *__restrict__ w, size_t n16, int n_tail,
-                                                    uint32_t *__restrict__ sums)
-{
-    const size_t stride = (size_t)gridDim.x * THREADS;
-    size_t i = (size_t)blockIdx.x * THREADS + threadIdx.x;
-    uint32_t acc = 0;
-    for (; i + 3 * stride < n16; i += 4 * stride) {
-        const uint4 a = w[i], b = w[i + stride], c = w[i + 2 * stride], d = w[i + 3 * stride];
-        acc += words(a) + words(b) + words(c) + words(d);
-    }
-    for (; i < n16; i += stride) acc += words(w[i]);
-    if (blockIdx.x == 0 && threadIdx.x < n_tail) acc += ((const uint16_t *)(w + n16))[threadIdx.x];
-    block_sum<THREADS>(acc, sums);
-}
 
 typedef struct {
     cudaStream_t stream;

@@ -64,18 +64,6 @@ __global__ void __launch_bounds__(512, 1) flip_barrier(const fmlp_cu_mlp_args)
     __syncthreads();
 }
 
-/* limits.cu's read: 256 threads, four independent loads a step. */
-__global__ void __launch_bounds__(256) stride4(const uint4 *__restrict__ w, size_t n16, uint32_t *sums)
-{
-    const size_t stride = (size_t)gridDim.x * 256;
-    size_t i = (size_t)blockIdx.x * 256 + threadIdx.x;
-    uint32_t acc = 0;
-    for (; i + 3 * stride < n16; i += 4 * stride)
-        acc += words(w[i]) + words(w[i + stride]) + words(w[i + 2 * stride]) + words(w[i + 3 * stride]);
-    for (; i < n16; i += stride) acc += words(w[i]);
-    block_sum<256>(acc, sums);
-}
-
 /* Block b reads its contiguous slice; each thread issues U loads (its
  * words THREADS apart) before adding any, so a slice of up to
  * U * THREADS * 16 bytes is in flight at once. */
@@ -178,14 +166,13 @@ __global__ void __launch_bounds__(BULK_THREADS, 1) bulk(const uint4 *__restrict_
 struct reader {
     const char *name;
     int blocks_per_sm; /* 0: limits.cu's full wave of 256-thread blocks */
-    int threads;
     size_t smem;
     void (*launch)(cudaStream_t, const uint4 *, size_t, uint32_t *, int blocks, size_t smem);
 };
 
 static void go_stride4(cudaStream_t s, const uint4 *w, size_t n16, uint32_t *sums, int blocks, size_t)
 {
-    stride4<<<blocks, 256, 0, s>>>(w, n16, sums);
+    read_sum<<<blocks, READ_SUM_THREADS, 0, s>>>(w, n16, 0, sums);
 }
 template <int T, int U> static void go_entry(cudaStream_t s, const uint4 *w, size_t n16, uint32_t *sums, int blocks, size_t)
 {
@@ -218,7 +205,7 @@ int main(int argc, char **argv)
     CK(cudaMalloc(&slab, pitch * C));
     fill_words<<<4 * sms, 256>>>((uint32_t *)slab, pitch * C / 4);
     uint32_t *sums;
-    CK(cudaMalloc(&sums, 8 * sms * 8 * sizeof(uint32_t)));
+    CK(cudaMalloc(&sums, 8 * sms * sizeof(uint32_t))); /* the most blocks a reader launches */
     std::vector<unsigned char> host(bytes);
     CK(cudaMemcpy(host.data(), slab, bytes, cudaMemcpyDeviceToHost));
     uint32_t want = 0;
@@ -230,13 +217,13 @@ int main(int argc, char **argv)
     const size_t bulk_smem = std::min<size_t>((size_t)smem_max - 1024, (n16 + sms - 1) / sms * 16);
     CK(cudaFuncSetAttribute(bulk, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bulk_smem));
     const reader readers[] = {
-        {"stride4 (limits.cu)", 0, 256, 0, go_stride4},
-        {"at_entry 512x16", 1, 512, 0, go_entry<512, 16>},
-        {"at_entry 1024x8", 1, 1024, 0, go_entry<1024, 8>},
-        {"at_entry 2x512x8", 2, 512, 0, go_entry<512, 8>},
-        {"at_entry 4x256x8", 4, 256, 0, go_entry<256, 8>},
-        {"mlp_one shape 512", 1, 512, 0, go_team_rows},
-        {"bulk 512", 1, 512, bulk_smem, go_bulk},
+        {"stride4 (limits.cu)", 0, 0, go_stride4},
+        {"at_entry 512x16", 1, 0, go_entry<512, 16>},
+        {"at_entry 1024x8", 1, 0, go_entry<1024, 8>},
+        {"at_entry 2x512x8", 2, 0, go_entry<512, 8>},
+        {"at_entry 4x256x8", 4, 0, go_entry<256, 8>},
+        {"mlp_one shape 512", 1, 0, go_team_rows},
+        {"bulk 512", 1, bulk_smem, go_bulk},
     };
 
     cudaStream_t s;
@@ -295,8 +282,8 @@ int main(int argc, char **argv)
     for (const reader &r : readers) {
         if (r.launch == go_bulk && prop.major < 9) continue;
         const int blocks = r.blocks_per_sm ? r.blocks_per_sm * sms
-                                           : (int)std::min<size_t>(n16 / 256 + 1, (size_t)sms * 8);
-        CK(cudaMemset(sums, 0, 8 * sms * 8 * sizeof(uint32_t)));
+                                           : (int)std::min<size_t>(n16 / READ_SUM_THREADS + 1, (size_t)sms * 8);
+        CK(cudaMemset(sums, 0, 8 * sms * sizeof(uint32_t)));
         r.launch(s, (const uint4 *)slab, n16, sums, blocks, r.smem);
         CK(cudaStreamSynchronize(s));
         std::vector<uint32_t> got(blocks);
