@@ -10,7 +10,8 @@
  * way and put the down projection in one piece and in many, outputs off
  * the 16-column grid, K split over 1 to 16 warps, with and without bias;
  * each result is held to the f64 reference, repeated and replayed from a
- * graph for the same bits, and the plan must name the kernel. */
+ * graph for the same bits and replayed with a new x, and the plan must
+ * name the kernel. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,6 +171,44 @@ static void nan_spreads(fmlp_ctx *ctx, const shape *sh, int64_t rows)
     free(hy);
 }
 
+/* Graph replays with a new x each time follow it: a form that kept
+ * anything of the last forward in its scratch (counts, partial sums)
+ * and trusted it would read the last x's results. */
+static void replays_follow_x(fmlp_ctx *ctx, fmlp_dtype dt, int64_t rows)
+{
+    const shape *sh = &shapes[0];
+    const fmlp_mlp_desc d = {FMLP_BLOCK_GATED, sh->dim, sh->hidden, sh->out, 0, sh->act, sh->bias, dt};
+    const int64_t nx = rows * sh->dim, ny = rows * sh->out;
+    fmlp_mlp *m = NULL;
+    uint16_t *hx = malloc(2 * (size_t)nx), *hy = malloc(2 * (size_t)ny);
+    double *xr = malloc(sizeof(double) * (size_t)nx), *ref = malloc(sizeof(double) * (size_t)ny);
+    fmlp_tensor x = {0}, y = {0};
+    fmlp_status s = fmlp_mlp_create(ctx, &d, 13, &m);
+    if (s == FMLP_OK) s = fmlp_tensor_alloc(ctx, dt, rows, sh->dim, &x);
+    if (s == FMLP_OK) s = fmlp_tensor_alloc(ctx, dt, rows, sh->out, &y);
+    for (int r = 0; r < 4 && s == FMLP_OK; r++) {
+        tu_fill(dt, hx, nx, -1, 1, xr);
+        fmlp_mlp_reference(m, xr, rows, ref);
+        s = ctx->be->copy(ctx, x.data, FMLP_DEVICE_CUDA, hx, FMLP_DEVICE_CPU, 2 * (size_t)nx);
+        if (s == FMLP_OK) s = ct_forward_graph(m, FMLP_MODE_FUSED, &x, &y);
+        if (s == FMLP_OK) s = fmlp_ctx_synchronize(ctx);
+        if (s == FMLP_OK) s = ct_download(ctx, &y, hy);
+        if (s != FMLP_OK) break;
+        const double err = tu_rel_err(dt, hy, sh->out, ref, sh->out, rows, sh->out);
+        tu_check(err <= tu_tol(dt), "%s rows=%lld: graph replay %d with a new x: against f64: err=%.2e", fmlp_dtype_name(dt),
+                 (long long)rows, r, err);
+    }
+    tu_check(s == FMLP_OK, "%s rows=%lld: replays: %s", fmlp_dtype_name(dt), (long long)rows,
+             s == FMLP_OK ? "" : fmlp_last_error());
+    fmlp_tensor_free(ctx, &x);
+    fmlp_tensor_free(ctx, &y);
+    fmlp_mlp_destroy(m);
+    free(hx);
+    free(hy);
+    free(xr);
+    free(ref);
+}
+
 /* A context made with one environment variable set, which is then unset. */
 static fmlp_ctx *ctx_with(const char *name, const char *value)
 {
@@ -245,6 +284,11 @@ int main(void)
         if (row) nan_spreads(row, &shapes[0], rows);
         if (norow) nan_spreads(norow, &shapes[0], rows);
         nan_spreads(ctx, &shapes[4], rows);
+    }
+    for (int64_t rows = 1; rows <= 16; rows += 15) {
+        replays_follow_x(ctx, FMLP_BF16, rows);
+        replays_follow_x(ctx, FMLP_F16, rows);
+        if (row) replays_follow_x(row, FMLP_F16, rows);
     }
     misaligned(ctx, FMLP_BF16);
     misaligned(ctx, FMLP_F16);
