@@ -37,6 +37,7 @@
 #include <random>
 #include <vector>
 
+#include "graph_replays.cuh"
 #include "word_sums.cuh"
 
 namespace cg = cooperative_groups;
@@ -86,15 +87,27 @@ __device__ __forceinline__ float gelu_tanh(float v)
     return v / (1.0f + __expf(-2.0f * u));
 }
 
-/* WPL: 16-byte words of a dim-long row per lane (dim / 256); JMAX: the most
- * hidden columns a block owns; RG: groups of threads splitting a block's
- * down rows (THREADS / (dim / 8)). */
 enum { TAIL_CLUSTER, TAIL_GRID, TAIL_RED, TAIL_NONE, TAIL_TAG, TAIL_TAG_OWNED };
 /* blocks' partials a lane adds in the grid form (132 SMs: 5); accumulator
  * copies the float reductions spread over */
 constexpr int SPREAD = 5;
 [[maybe_unused]] constexpr int COPIES = 8;
 
+/* Output o from a warp whose lane holds the partials of blocks lane + 32 i:
+ * added in i order, then across the warp in a fixed tree, bias added. */
+__device__ __forceinline__ void store_owned(const slice_args &a, int o, int lane, const float (&p)[SPREAD])
+{
+    float v = 0.0f;
+#pragma unroll
+    for (int i = 0; i < SPREAD; i++) v += p[i];
+#pragma unroll
+    for (int d = 16; d; d >>= 1) v += __shfl_xor_sync(0xffffffffu, v, d);
+    if (lane == 0) a.y[o] = __float2bfloat16(v + __bfloat162float(a.bd[o]));
+}
+
+/* WPL: 16-byte words of a dim-long row per lane (dim / 256); JMAX: the most
+ * hidden columns a block owns; RG: groups of threads splitting a block's
+ * down rows (THREADS / (dim / 8)). */
 template <int WPL, int JMAX, int RG, int MODE>
 __global__ void __launch_bounds__(THREADS, 1) hidden_slice(const slice_args a)
 {
@@ -238,12 +251,7 @@ __global__ void __launch_bounds__(THREADS, 1) hidden_slice(const slice_args a)
                 const int c = lane + 32 * i;
                 p[i] = c < G ? __ldcg(a.part + (int64_t)c * DIM + o) : 0.0f;
             }
-            float v = 0.0f;
-#pragma unroll
-            for (int i = 0; i < SPREAD; i++) v += p[i];
-#pragma unroll
-            for (int d = 16; d; d >>= 1) v += __shfl_xor_sync(0xffffffffu, v, d);
-            if (lane == 0) a.y[o] = __float2bfloat16(v + __bfloat162float(a.bd[o]));
+            store_owned(a, o, lane, p);
         }
     } else if (MODE == TAIL_TAG) {
         /* each partial goes out tagged with the launch's number in one
@@ -280,12 +288,10 @@ __global__ void __launch_bounds__(THREADS, 1) hidden_slice(const slice_args a)
                 if (__all_sync(0xffffffffu, ready)) break;
                 if (a.poll_ns) __nanosleep(a.poll_ns);
             } while (true);
-            float v = 0.0f;
+            float f[SPREAD];
 #pragma unroll
-            for (int i = 0; i < SPREAD; i++) v += __uint_as_float((unsigned)p[i]);
-#pragma unroll
-            for (int d = 16; d; d >>= 1) v += __shfl_xor_sync(0xffffffffu, v, d);
-            if (lane == 0) a.y[o] = __float2bfloat16(v + __bfloat162float(a.bd[o]));
+            for (int i = 0; i < SPREAD; i++) f[i] = __uint_as_float((unsigned)p[i]);
+            store_owned(a, o, lane, f);
         }
     } else if (MODE == TAIL_TAG_OWNED) {
         /* as TAIL_TAG, but each partial is stored where its output's owner
@@ -463,30 +469,7 @@ int main(int argc, char **argv)
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
     auto time_graphs = [&](int per, bool cold, auto &&launch) {
-        const int copies = cold ? C : 1, graphs = cold ? (per >= C ? 1 : (C + per - 1) / per) : 1;
-        std::vector<cudaGraphExec_t> ge(graphs);
-        for (int gi = 0; gi < graphs; gi++) {
-            cudaGraph_t g;
-            CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-            for (int i = 0; i < per; i++) launch((gi * per + i) % copies);
-            CK(cudaStreamEndCapture(s, &g));
-            CK(cudaGraphInstantiate(&ge[gi], g, 0));
-            CK(cudaGraphDestroy(g));
-        }
-        const int replays = std::max(graphs * 4, 2000 / per);
-        float best = 1e30f;
-        for (int round = -1; round < 5; round++) {
-            CK(cudaEventRecord(e0, s));
-            for (int r = 0; r < replays; r++) CK(cudaGraphLaunch(ge[r % graphs], s));
-            CK(cudaEventRecord(e1, s));
-            CK(cudaEventSynchronize(e1));
-            float ms;
-            CK(cudaEventElapsedTime(&ms, e0, e1));
-            if (round >= 0) best = std::min(best, ms * 1000.0f / (replays * per));
-        }
-        for (auto g : ge) CK(cudaGraphExecDestroy(g));
-        CK(cudaGetLastError());
-        return best;
+        return graph_replay_us(s, e0, e1, per, cold ? C : 1, launch);
     };
     auto row = [&](const char *name, auto &&launch) {
         const float w1 = time_graphs(1, false, launch), c1 = time_graphs(1, true, launch);

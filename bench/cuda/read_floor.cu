@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "cuda/mlp_grid.cuh"
+#include "graph_replays.cuh"
 #include "word_sums.cuh"
 
 namespace cg = cooperative_groups;
@@ -231,33 +232,9 @@ int main(int argc, char **argv)
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
-    /* us per kernel: graphs of `per` kernels (kernel i given copy i % copies
-     * when cold), a graph per copy set, replayed back to back; best of 5 */
+    /* us per kernel, warm or cold over the C copies (graph_replays.cuh) */
     auto time_graphs = [&](int per, bool cold, auto &&launch) {
-        const int copies = cold ? C : 1, graphs = cold ? (per >= C ? 1 : (C + per - 1) / per) : 1;
-        std::vector<cudaGraphExec_t> ge(graphs);
-        for (int gi = 0; gi < graphs; gi++) {
-            cudaGraph_t g;
-            CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-            for (int i = 0; i < per; i++) launch((gi * per + i) % copies);
-            CK(cudaStreamEndCapture(s, &g));
-            CK(cudaGraphInstantiate(&ge[gi], g, 0));
-            CK(cudaGraphDestroy(g));
-        }
-        const int replays = std::max(graphs * 4, 2000 / per);
-        float best = 1e30f;
-        for (int round = -1; round < 5; round++) {
-            CK(cudaEventRecord(e0, s));
-            for (int r = 0; r < replays; r++) CK(cudaGraphLaunch(ge[r % graphs], s));
-            CK(cudaEventRecord(e1, s));
-            CK(cudaEventSynchronize(e1));
-            float ms;
-            CK(cudaEventElapsedTime(&ms, e0, e1));
-            if (round >= 0) best = std::min(best, ms * 1000.0f / (replays * per));
-        }
-        for (auto g : ge) CK(cudaGraphExecDestroy(g));
-        CK(cudaGetLastError());
-        return best;
+        return graph_replay_us(s, e0, e1, per, cold ? C : 1, launch);
     };
     fmlp_cu_mlp_args grid = {};
     grid.sm_count = sms;
