@@ -69,11 +69,12 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/bench/cuda/read_floor.cu)
   target_link_libraries(fmlp_read_floor PRIVATE CUDA::cudart_static)
 endif()
 
-# The ways a hidden-slice MLP's partial outputs can cross SMs (bench/cuda/hidden_slice.cu).
+# The ways a hidden-slice MLP's partial outputs can cross SMs, next to fmlp's
+# own one-kernel forward (bench/cuda/hidden_slice.cu).
 if(EXISTS ${CMAKE_SOURCE_DIR}/bench/cuda/hidden_slice.cu)
   add_executable(fmlp_hidden_slice ${CMAKE_SOURCE_DIR}/bench/cuda/hidden_slice.cu)
   set_target_properties(fmlp_hidden_slice PROPERTIES CUDA_ARCHITECTURES OFF)
   target_include_directories(fmlp_hidden_slice PRIVATE ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/include)
   target_compile_options(fmlp_hidden_slice PRIVATE ${FMLP_CUDA_GENCODE} -Xcompiler=-Wall,-Wextra,-Werror -Werror=all-warnings -O3)
-  target_link_libraries(fmlp_hidden_slice PRIVATE CUDA::cudart_static)
+  target_link_libraries(fmlp_hidden_slice PRIVATE fmlp)
 endif()

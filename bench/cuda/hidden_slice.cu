@@ -22,8 +22,11 @@
  * kernels, L2-warm and cold over copies of >= 512 MB), next to the same
  * process's plain read of the same bytes; checked against a double
  * reference and for equal bits across runs.
+ * Last, fmlp's own one-kernel forward of the shape (fmlp_cu_mlp_one), timed
+ * the same way, so the forms compare within one harness.
  * Usage: hidden_slice [768 HIDDEN]
- *   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Isrc -o hidden_slice bench/cuda/hidden_slice.cu */
+ *   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Isrc -o hidden_slice \
+ *     bench/cuda/hidden_slice.cu libfmlp.a -lcublasLt -lcupti -lnccl -lcuda */
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -37,6 +40,8 @@
 #include <random>
 #include <vector>
 
+#include "cuda/kernels.h"
+#include "fmlp.h"
 #include "graph_replays.cuh"
 #include "word_sums.cuh"
 
@@ -489,6 +494,28 @@ int main(int argc, char **argv)
                                                           sums);
     });
 
+    /* correctness: a poisoned y, two runs (copies 0 and 1): the normwise
+     * error against the double reference and whether the bits agree */
+    auto verify = [&](auto &&launch, double &err, bool &same) {
+        std::vector<uint16_t> got(dim), again(dim);
+        CK(cudaMemset(dy, 0xff, dim * 2));
+        launch(0);
+        CK(cudaStreamSynchronize(s));
+        CK(cudaMemcpy(got.data(), dy, dim * 2, cudaMemcpyDeviceToHost));
+        CK(cudaMemset(dy, 0xff, dim * 2));
+        launch(1);
+        CK(cudaStreamSynchronize(s));
+        CK(cudaMemcpy(again.data(), dy, dim * 2, cudaMemcpyDeviceToHost));
+        double num = 0, den = 0;
+        for (int o = 0; o < dim; o++) {
+            const double d = bf(got[o]) - ref[o];
+            num += d * d;
+            den += ref[o] * ref[o];
+        }
+        err = std::isfinite(num) ? sqrt(num / den) : INFINITY;
+        same = got == again;
+    };
+
     int bad = 0;
     struct variant {
         const char *name;
@@ -544,24 +571,9 @@ int main(int argc, char **argv)
                             hidden, v.poll_ns};
             CK(cudaLaunchKernelEx(&cfg, fn, a));
         };
-        /* correctness: poisoned output, two runs, the same bits */
-        std::vector<uint16_t> got(dim), again(dim);
-        CK(cudaMemset(dy, 0xff, dim * 2));
-        launch(0);
-        CK(cudaStreamSynchronize(s));
-        CK(cudaMemcpy(got.data(), dy, dim * 2, cudaMemcpyDeviceToHost));
-        CK(cudaMemset(dy, 0xff, dim * 2));
-        launch(1);
-        CK(cudaStreamSynchronize(s));
-        CK(cudaMemcpy(again.data(), dy, dim * 2, cudaMemcpyDeviceToHost));
-        double num = 0, den = 0;
-        for (int o = 0; o < dim; o++) {
-            const double d = bf(got[o]) - ref[o];
-            num += d * d;
-            den += ref[o] * ref[o];
-        }
-        const double err = std::isfinite(num) ? sqrt(num / den) : INFINITY;
-        const bool same = got == again;
+        double err;
+        bool same;
+        verify(launch, err, same);
         const char *name = v.name;
         printf("%s: %d clusters co-resident of %d, error %.2e normwise, %s\n", name, active, G / cs, err,
                same ? "same bits twice" : "BITS DIFFER");
@@ -571,5 +583,47 @@ int main(int argc, char **argv)
         }
         row(name, launch);
     }
+
+    /* fmlp's own one-kernel forward for this shape (mlp_one.cu's pick at
+     * one row), its down weights as the library packs them, timed alike */
+    const size_t dbytes = nd * 2, dpitch = (dbytes + 4095) / 4096 * 4096;
+    unsigned char *slab_d;
+    CK(cudaMalloc(&slab_d, dpitch * C));
+    for (int c = 0; c < C; c++) CK(cudaMemcpy(slab_d + (size_t)c * dpitch, wd.data(), dbytes, cudaMemcpyHostToDevice));
+    fmlp_cu_mlp_args one = {};
+    one.dtype = FMLP_BF16;
+    one.act = FMLP_ACT_GELU_TANH;
+    one.m = 1;
+    one.dim = dim;
+    one.hidden = hidden;
+    one.out = dim;
+    one.x = dx;
+    one.ldx = dim;
+    one.bgu = dbgu;
+    one.nwgu = 2 * hidden;
+    one.bd = dbd;
+    one.y = dy;
+    one.ldy = dim;
+    one.sm_count = sms;
+    one.cc_major = prop.major;
+    one.row_stream = FMLP_CU_ROW_STREAM_DEFAULT;
+    void *h, *scratch;
+    CK(cudaMalloc(&h, (size_t)hidden * 2));
+    CK(cudaMalloc(&scratch, fmlp_cu_mlp_one_scratch(&one) + 256));
+    one.h = h;
+    one.scratch = scratch;
+    auto launch_one = [&](int c) {
+        one.wgu = slab + (size_t)c * pitch;
+        one.wd = slab_d + (size_t)c * dpitch;
+        CK(fmlp_cu_mlp_one(s, &one));
+    };
+    double err;
+    bool same;
+    verify(launch_one, err, same);
+    printf("fmlp's %s: error %.2e normwise, %s\n", fmlp_cu_mlp_one_name(&one), err, same ? "same bits twice" : "BITS DIFFER");
+    if (err <= 1e-2 && same)
+        row("fmlp's own one kernel", launch_one);
+    else
+        bad++;
     return bad ? 1 : 0;
 }
