@@ -66,6 +66,7 @@ typedef struct {
     int one_kernel;              /* FMLP_CU_ONE_*: where a gated MLP's fused forward is one kernel */
     bool row_gemv;               /* one-row GEMMs on the row-streaming gemv (FMLP_CUDA_ROW_GEMV=0: off) */
     int row_stream;              /* FMLP_CU_ROW_STREAM_*: the row-streaming one-kernel MLP (FMLP_CUDA_ROW_STREAM) */
+    bool slice;                  /* FMLP_CUDA_SLICE=1: the hidden-slice one-kernel MLP at one row */
     pthread_mutex_t lock;        /* guards the caches below */
 
     cublasLtHandle_t lt;
@@ -97,6 +98,7 @@ typedef struct {
     int64_t n, k, nw;
     void *w; /* (nw, k) row-major */
     void *b; /* (nw) or NULL */
+    void *wt; /* plain, with FMLP_CUDA_SLICE=1 where fmlp_cu_slice_down_fits: (k, n) row-major; else NULL */
 } fmlp_cu_packed;
 
 static inline fmlp_cu_state *fmlp_cu_state_of(fmlp_ctx *ctx) { return (fmlp_cu_state *)ctx->be_state; }
@@ -164,7 +166,7 @@ static inline fmlp_cu_mlp_args fmlp_cu_mlp_shape(const fmlp_cu_state *st, fmlp_d
 {
     return (fmlp_cu_mlp_args){.dtype = dtype, .act = act, .m = rows, .dim = dim, .hidden = hidden, .out = out,
                               .ldx = dim, .sm_count = st->sm_count, .cc_major = st->cc_major,
-                              .row_stream = st->row_stream};
+                              .row_stream = st->row_stream, .slice = st->slice};
 }
 
 /* ---- dispatch.c: naming and launching planned kernels */

@@ -101,6 +101,7 @@ static cudaError_t run_one_kernel(const fmlp_cu_state *st, cudaStream_t stream, 
     a.bgu = gu->b;
     a.nwgu = gu->nw;
     a.wd = dn->w;
+    a.wdt = dn->wt;
     a.bd = dn->b;
     a.y = y->data;
     a.ldy = y->ld;

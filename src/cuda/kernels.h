@@ -104,6 +104,8 @@ typedef struct {
     int sm_count; /* one block per multiprocessor; 0: assume 132 */
     int cc_major;
     int row_stream; /* FMLP_CU_ROW_STREAM_*: where the row-streaming forms run (mlp_stream.cu, mlp_stream_mma.cu) */
+    int slice;      /* nonzero: the hidden-slice form at one row where it fits (mlp_slice.cu) */
+    const void *wdt; /* the down weight transposed, (hidden, out), where fmlp_cu_slice_down_fits; else NULL */
     /* filled by the launcher */
     int pieces;     /* the down projection's K pieces */
     float *part;    /* their partial sums */
@@ -121,6 +123,18 @@ bool fmlp_cu_mlp_one_by_default(const fmlp_cu_mlp_args *a);
 size_t fmlp_cu_mlp_one_scratch(const fmlp_cu_mlp_args *a);
 const char *fmlp_cu_mlp_one_name(const fmlp_cu_mlp_args *a);
 cudaError_t fmlp_cu_mlp_one(cudaStream_t s, const fmlp_cu_mlp_args *a);
+/* The hidden-slice form (mlp_slice.cu), which fmlp_cu_mlp_one launches
+ * where it fits: one row, bf16/f16, cc 9.x, dim and out multiples of 8 and
+ * at most 1024, at most 32 hidden columns a block, a->slice set (it runs
+ * only when asked for), a->wdt set. Scratch: fmlp_cu_mlp_slice_scratch
+ * bytes, 4-byte aligned. */
+bool fmlp_cu_mlp_slice_fits(const fmlp_cu_mlp_args *a);
+size_t fmlp_cu_mlp_slice_scratch(const fmlp_cu_mlp_args *a);
+const char *fmlp_cu_mlp_slice_name(const fmlp_cu_mlp_args *a);
+cudaError_t fmlp_cu_mlp_slice(cudaStream_t s, const fmlp_cu_mlp_args *a);
+/* Whether a plain Linear of (out, hidden) weights gets the transposed copy
+ * the hidden-slice form reads, when it is a gated MLP's down projection. */
+bool fmlp_cu_slice_down_fits(int dtype, int cc_major, int sm_count, int64_t out, int64_t hidden);
 /* The row-streaming forms, which fmlp_cu_mlp_one launches where
  * a->row_stream allows them: cc 9.x, dim and hidden multiples of 8; at one
  * row (mlp_stream.cu) both at most 16384, at 2..16 rows (mlp_stream_mma.cu)

@@ -413,21 +413,34 @@ static bool row_stream(const fmlp_cu_mlp_args *a)
     return a->row_stream == FMLP_CU_ROW_STREAM_WHEREVER || !res_bytes(a);
 }
 
-extern "C" bool fmlp_cu_mlp_one_by_default(const fmlp_cu_mlp_args *a) { return res_bytes(a) > 0 || row_stream(a); }
+/* The hidden-slice form (mlp_slice.cu) at one row, unless the row stream
+ * is asked for wherever it fits. */
+static bool slice(const fmlp_cu_mlp_args *a)
+{
+    if (a->row_stream == FMLP_CU_ROW_STREAM_WHEREVER && fmlp_cu_mlp_stream_fits(a)) return false;
+    return fmlp_cu_mlp_slice_fits(a);
+}
+
+extern "C" bool fmlp_cu_mlp_one_by_default(const fmlp_cu_mlp_args *a)
+{
+    return slice(a) || res_bytes(a) > 0 || row_stream(a);
+}
 
 extern "C" size_t fmlp_cu_mlp_one_scratch(const fmlp_cu_mlp_args *a)
 {
+    if (slice(a)) return fmlp_cu_mlp_slice_scratch(a);
     if (row_stream(a)) return 0;
     return part_bytes(a, one_pieces(a)) + (size_t)(a->out + 15) / 16 * sizeof(unsigned) + 256;
 }
 
 extern "C" const char *fmlp_cu_mlp_one_name(const fmlp_cu_mlp_args *a)
 {
-    return row_stream(a) ? fmlp_cu_mlp_stream_name(a) : one_for(a).name;
+    return slice(a) ? fmlp_cu_mlp_slice_name(a) : row_stream(a) ? fmlp_cu_mlp_stream_name(a) : one_for(a).name;
 }
 
 extern "C" cudaError_t fmlp_cu_mlp_one(cudaStream_t s, const fmlp_cu_mlp_args *a)
 {
+    if (slice(a)) return fmlp_cu_mlp_slice(s, a);
     if (row_stream(a)) return fmlp_cu_mlp_stream(s, a);
     fmlp_cu_mlp_args p = *a;
     p.pieces = (int)one_pieces(a);

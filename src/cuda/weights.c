@@ -26,6 +26,21 @@ static fmlp_status upload(fmlp_cu_state *st, const void *host, size_t bytes, voi
     return FMLP_OK;
 }
 
+/* w (n, k) as (k, n) row-major: what the hidden-slice MLP (mlp_slice.cu)
+ * reads of a down projection, a block's hidden columns contiguous. Only
+ * with FMLP_CUDA_SLICE=1, and only small weights (n <= 1024, k <= 32 per
+ * SM). */
+static fmlp_status upload_transposed(fmlp_cu_state *st, const void *w, int64_t n, int64_t k, size_t es, void **dev)
+{
+    char *t = fmlp_calloc((size_t)(n * k), es);
+    if (!t) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of host memory transposing a down projection's weights");
+    for (int64_t r = 0; r < n; r++)
+        for (int64_t c = 0; c < k; c++) memcpy(t + (size_t)(c * n + r) * es, (const char *)w + (size_t)(r * k + c) * es, es);
+    fmlp_status s = upload(st, t, (size_t)(n * k) * es, dev);
+    free(t);
+    return s;
+}
+
 void fmlp_cu_unpack(fmlp_ctx *ctx, void *packed)
 {
     fmlp_cu_state *st = fmlp_cu_state_of(ctx);
@@ -37,6 +52,7 @@ void fmlp_cu_unpack(fmlp_ctx *ctx, void *packed)
     fmlp_cu_lt_forget(st, p->w);
     cudaFree(p->w);
     if (p->b) cudaFree(p->b);
+    if (p->wt) cudaFree(p->wt);
     free(p);
 }
 
@@ -55,6 +71,8 @@ fmlp_status fmlp_cu_pack(fmlp_ctx *ctx, fmlp_dtype dtype, const void *w, const v
     cudaSetDevice(st->device);
     fmlp_status s = upload(st, w, (size_t)(n * k) * es, &p->w);
     if (s == FMLP_OK && b) s = upload(st, b, (size_t)n * es, &p->b);
+    if (s == FMLP_OK && st->slice && fmlp_cu_slice_down_fits(dtype, st->cc_major, st->sm_count, n, k))
+        s = upload_transposed(st, w, n, k, es, &p->wt);
     if (s != FMLP_OK) {
         fmlp_cu_unpack(ctx, p);
         return s;

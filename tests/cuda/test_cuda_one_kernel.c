@@ -4,7 +4,8 @@
  * finishes its output group last, or by SMs that hold a down group in
  * shared memory; or the row-streaming forms (mlp_stream.cu at one row,
  * mlp_stream_mma.cu at 2..16), whose blocks own shares of columns that cut
- * across the gate/up packing and stream K in one pass or several. A
+ * across the gate/up packing and stream K in one pass or several; or,
+ * asked for, the hidden-slice form at one row (mlp_slice.cu). A
  * missing barrier or a miscounted piece shows up only at some row counts
  * and shapes, so every row count 1..16 is run, on shapes that take each
  * way and put the down projection in one piece and in many, outputs off
@@ -30,6 +31,8 @@ static const shape shapes[] = {
     {256, 5376, 520, FMLP_ACT_GELU_TANH, true}, /* down streamed (168 KB a group), K in many pieces */
     {64, 64, 8200, FMLP_ACT_GELU, true},        /* more output groups than SMs: streamed, one piece each */
     {520, 9000, 300, FMLP_ACT_SILU, true},      /* one row: the down rows split over all 16 warps */
+    {1000, 4200, 1000, FMLP_ACT_SILU, true},    /* hidden slices of 31-32 columns, dim and out past 768 */
+    {136, 48, 24, FMLP_ACT_GELU, false},        /* hidden slices: most blocks own no column and no output */
 };
 
 static bool hopper(fmlp_ctx *ctx)
@@ -266,6 +269,7 @@ int main(void)
     fmlp_ctx *norow = ctx_with("FMLP_CUDA_ROW_STREAM", "0");
     unsetenv("FMLP_CUDA_ONE_KERNEL");
     fmlp_ctx *row = ctx_with("FMLP_CUDA_ROW_STREAM", "1");
+    fmlp_ctx *slice = ctx_with("FMLP_CUDA_SLICE", "1");
     /* FMLP_TEST_QUICK (the sanitizer runs): three row counts, the forms
      * FMLP_CUDA_ROW_STREAM=0 keeps at one row only */
     const bool quick = getenv("FMLP_TEST_QUICK") != NULL;
@@ -280,6 +284,13 @@ int main(void)
             if (row && f16) run_case(row, &shapes[i], FMLP_F16, rows, one ? "rowstream" : NULL);
         }
     }
+    /* FMLP_CUDA_SLICE=1: the shapes the hidden-slice form takes name it at one row */
+    for (size_t i = 0; slice && i < sizeof shapes / sizeof *shapes; i++) {
+        const shape *sh = &shapes[i];
+        const bool takes = sh->out % 8 == 0 && sh->out <= 1024 && sh->dim <= 1024 && (sh->hidden + 131) / 132 <= 32;
+        run_case(slice, sh, FMLP_BF16, 1, one && takes ? "onekernel1_slice" : NULL);
+        run_case(slice, sh, FMLP_F16, 1, one && takes ? "onekernel1_slice" : NULL);
+    }
     for (int64_t rows = 1; rows <= 16; rows += 5) {
         if (row) nan_spreads(row, &shapes[0], rows);
         if (norow) nan_spreads(norow, &shapes[0], rows);
@@ -289,11 +300,14 @@ int main(void)
         replays_follow_x(ctx, FMLP_BF16, rows);
         replays_follow_x(ctx, FMLP_F16, rows);
         if (row) replays_follow_x(row, FMLP_F16, rows);
+        if (slice) replays_follow_x(slice, FMLP_F16, rows);
     }
     misaligned(ctx, FMLP_BF16);
     misaligned(ctx, FMLP_F16);
     if (one) where_not(ctx);
+    if (slice) nan_spreads(slice, &shapes[0], 1);
     if (row) fmlp_ctx_destroy(row);
+    if (slice) fmlp_ctx_destroy(slice);
     if (norow) fmlp_ctx_destroy(norow);
     fmlp_ctx_destroy(ctx);
     return tu_finish();

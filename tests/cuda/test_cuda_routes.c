@@ -1,5 +1,6 @@
-/* Why: which form of the one-kernel MLP a shape takes (the row streams at
- * one row and at 2..16, the `_smem` kernel, the K-pieces kernel, or none)
+/* Why: which form of the one-kernel MLP a shape takes (the hidden slice or
+ * the row stream at one row, the row stream at 2..16, the `_smem` kernel,
+ * the K-pieces kernel, or none)
  * is decided on the host from the shape, dtype, alignment and device, and
  * those decisions need no GPU. Checked here in every CUDA build, so a
  * change that sends a shape to a kernel that cannot take it, or past its
@@ -65,6 +66,45 @@ int main(void)
         a.row_stream = FMLP_CU_ROW_STREAM_WHEREVER;
         snprintf(what, sizeof what, "bf16 768x3072 rows=%lld FMLP_CUDA_ROW_STREAM=1", (long long)m);
         takes(&a, true, m == 1 ? "fmlp_mlp_glu_bf16_onekernel1_rowstream" : "fmlp_mlp_glu_bf16_onekernel16_rowstream", what);
+    }
+    /* the hidden-slice form at one row where it is asked for and fits:
+     * small dim, out and hidden columns a block; the row stream asked for
+     * wins */
+    {
+        fmlp_cu_mlp_args t = shape(FMLP_BF16, 1, 768, 3072);
+        tu_check(!fmlp_cu_mlp_slice_fits(&t), "768x3072 rows=1: no hidden slice unless asked for");
+        t.slice = 1;
+        takes(&t, true, "fmlp_mlp_glu_bf16_onekernel1_slice768x24", "bf16 768x3072 rows=1, slice asked for");
+        tu_check(fmlp_cu_mlp_one_scratch(&t) == (size_t)132 * 768 * 4, "768x3072 slice: scratch for a partial row a block");
+        tu_check(fmlp_cu_slice_down_fits(FMLP_BF16, 9, 132, 768, 3072), "768x3072: the down projection takes a transposed copy");
+        t.dtype = FMLP_F16;
+        takes(&t, true, "fmlp_mlp_glu_f16_onekernel1_slice768x24", "f16 768x3072 rows=1, slice asked for");
+        t.dtype = FMLP_BF16;
+        t.m = 2;
+        takes(&t, true, "fmlp_mlp_glu_bf16_onekernel8_smem", "bf16 768x3072 rows=2, slice asked for");
+        t.m = 1;
+        t.row_stream = FMLP_CU_ROW_STREAM_WHEREVER;
+        takes(&t, true, "fmlp_mlp_glu_bf16_onekernel1_rowstream", "768x3072 rows=1, slice and FMLP_CUDA_ROW_STREAM=1");
+        t = shape(FMLP_BF16, 1, 1000, 4200);
+        t.slice = 1;
+        takes(&t, true, "fmlp_mlp_glu_bf16_onekernel1_slice1024x32", "1000x4200 rows=1, slice asked for");
+        t = shape(FMLP_BF16, 1, 4096, 14336);
+        t.slice = 1;
+        tu_check(!fmlp_cu_mlp_slice_fits(&t), "4096x14336: no hidden slice (dim past 1024, 109 columns a block)");
+        t = shape(FMLP_BF16, 1, 768, 4232);
+        t.slice = 1;
+        tu_check(!fmlp_cu_mlp_slice_fits(&t) && !fmlp_cu_slice_down_fits(FMLP_BF16, 9, 132, 768, 4232),
+                 "768x4232: 33 hidden columns a block, no hidden slice and no transposed copy");
+        t = shape(FMLP_BF16, 1, 768, 3072);
+        t.slice = 1;
+        t.out = 772;
+        tu_check(!fmlp_cu_mlp_slice_fits(&t), "out 772 (not a multiple of 8): no hidden slice");
+        t.out = 768;
+        t.cc_major = 8;
+        tu_check(!fmlp_cu_mlp_slice_fits(&t) && !fmlp_cu_slice_down_fits(FMLP_BF16, 8, 132, 768, 3072), "cc 8.x: no hidden slice");
+        t.cc_major = 9;
+        t.dtype = FMLP_F32;
+        tu_check(!fmlp_cu_mlp_slice_fits(&t), "f32: no hidden slice");
     }
     /* what no one-kernel form takes, or only the forms without the row streams */
     fmlp_cu_mlp_args a = shape(FMLP_BF16, 17, 4096, 14336);

@@ -1,0 +1,250 @@
+/* Why: at one row a small gated MLP's forward is a read of its weights
+ * plus whatever the dependency between its two GEMMs costs. The other
+ * one-kernel forms pass h between SMs through L2 behind a grid-wide
+ * barrier; this one cuts the MLP by hidden column instead: block b owns a
+ * share of the hidden columns, computes their h from its own gate and up
+ * rows and multiplies them straight into the down projection's rows for
+ * those columns (a copy of the down weights stored transposed at upload,
+ * hidden-major, so a block's rows are contiguous). h never leaves the SM;
+ * what crosses SMs is each block's partial output row, stored, then one
+ * grid-wide barrier, then block b adds all blocks' partials of its few
+ * outputs in block order (the same bits every run).
+ *
+ * Every weight load of a block is issued at entry (at most 32 hidden
+ * columns a block, dim and out at most 1024). Asked for with
+ * FMLP_CUDA_SLICE=1: as a kernel (bench/cuda/hidden_slice.cu) it ran
+ * 1.0-1.1 us under the `_smem` kernel on the H100, but in fmlp's forward
+ * it only matched it (bench/results/h100_hidden_slice_2026-12-06.md). */
+#include <cooperative_groups.h>
+
+#include "cuda/device_util.cuh"
+#include "cuda/kernel_entry.cuh"
+#include "cuda/kernels.h"
+#include "cuda/mlp_grid.cuh"
+
+namespace cg = cooperative_groups;
+
+namespace {
+
+constexpr int SL_THREADS = 512, SL_WARPS = SL_THREADS / 32;
+/* blocks a lane's partials cover when the owner adds them (SMs <= 160) */
+constexpr int SL_SPREAD = 5;
+constexpr int SL_MAX_BLOCKS = 32 * SL_SPREAD;
+constexpr int SL_MAX_COLS = 32, SL_MAX_OUT = 1024;
+
+__device__ __forceinline__ void to_f32x8(__nv_bfloat16, uint4 w, float (&f)[8])
+{
+    const uint32_t u[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        f[2 * i] = __uint_as_float(u[i] << 16);
+        f[2 * i + 1] = __uint_as_float(u[i] & 0xffff0000u);
+    }
+}
+
+__device__ __forceinline__ void to_f32x8(__half, uint4 w, float (&f)[8])
+{
+    const uint32_t u[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const float2 v = __half22float2(*reinterpret_cast<const __half2 *>(&u[i]));
+        f[2 * i] = v.x;
+        f[2 * i + 1] = v.y;
+    }
+}
+
+/* WPL: 16-byte words of x a lane holds (dim <= 256 WPL); JMAX: the most
+ * hidden columns a block owns. */
+template <typename T, int WPL, int JMAX> __device__ __forceinline__ void slice_body(const fmlp_cu_mlp_args &p)
+{
+    constexpr int RPW = 2 * JMAX / SL_WARPS; /* gate/up rows a warp takes */
+    constexpr int RPG = JMAX / 4;            /* down rows a thread takes: out <= 1024 gives >= 4 groups */
+    __shared__ float dots[2 * JMAX];
+    __shared__ float hs[JMAX];
+    __shared__ float red[SL_THREADS * 8];
+    __shared__ float mine[SL_MAX_OUT];
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int G = gridDim.x, b = blockIdx.x;
+    const int dim = (int)p.dim, out = (int)p.out, hidden = (int)p.hidden;
+    const int j0 = (int)((int64_t)hidden * b / G), nj = (int)((int64_t)hidden * (b + 1) / G) - j0;
+    const int kv = dim / 8, ncol = out / 8, rg_n = SL_THREADS / ncol;
+    const uint4 zero = make_uint4(0, 0, 0, 0);
+
+    /* every load at entry: x, the gate/up rows r = warp + 16 q of the
+     * block's 2 nj (hidden column j0 + r / 2, gate for even r), the down
+     * rows rg + rg_n q */
+    const T *wgu = static_cast<const T *>(p.wgu), *wdt = static_cast<const T *>(p.wdt);
+    const uint4 *x4 = reinterpret_cast<const uint4 *>(p.x);
+    uint4 xv[WPL], wg[RPW][WPL], wd[RPG];
+#pragma unroll
+    for (int t = 0; t < WPL; t++) xv[t] = lane + 32 * t < kv ? __ldg(x4 + lane + 32 * t) : zero;
+#pragma unroll
+    for (int q = 0; q < RPW; q++) {
+        const int r = warp + SL_WARPS * q, j = j0 + r / 2;
+        const int64_t row = (int64_t)(j / 8) * 16 + (r & 1) * 8 + j % 8;
+        const uint4 *src = reinterpret_cast<const uint4 *>(wgu + row * dim);
+#pragma unroll
+        for (int t = 0; t < WPL; t++) wg[q][t] = r < 2 * nj && lane + 32 * t < kv ? __ldg(src + lane + 32 * t) : zero;
+    }
+    const int col = tid % ncol, rg = tid / ncol;
+#pragma unroll
+    for (int q = 0; q < RPG; q++) {
+        const int jj = rg + rg_n * q;
+        wd[q] = rg < rg_n && jj < nj ? __ldg(reinterpret_cast<const uint4 *>(wdt + (int64_t)(j0 + jj) * out) + col) : zero;
+    }
+    const T *bgu = static_cast<const T *>(p.bgu);
+    float bg = 0.0f, bu = 0.0f;
+    if (tid < nj && bgu) {
+        const int j = j0 + tid;
+        bg = fmlp_to_f32(bgu[(j / 8) * 16 + j % 8]);
+        bu = fmlp_to_f32(bgu[(j / 8) * 16 + 8 + j % 8]);
+    }
+
+    /* gate and up: a warp sum per row; h rounded to T as the two-kernel plan stores it */
+    float xf[WPL][8];
+#pragma unroll
+    for (int t = 0; t < WPL; t++) to_f32x8(T(), xv[t], xf[t]);
+    float s[RPW];
+#pragma unroll
+    for (int q = 0; q < RPW; q++) {
+        s[q] = 0.0f;
+#pragma unroll
+        for (int t = 0; t < WPL; t++) {
+            float wf[8];
+            to_f32x8(T(), wg[q][t], wf);
+#pragma unroll
+            for (int i = 0; i < 8; i++) s[q] = fmaf(wf[i], xf[t][i], s[q]);
+        }
+    }
+#pragma unroll
+    for (int o = 16; o; o >>= 1)
+#pragma unroll
+        for (int q = 0; q < RPW; q++) s[q] += __shfl_xor_sync(0xffffffffu, s[q], o);
+    if (lane == 0)
+#pragma unroll
+        for (int q = 0; q < RPW; q++) dots[warp + SL_WARPS * q] = s[q];
+    __syncthreads();
+    if (tid < nj)
+        hs[tid] = fmlp_to_f32(fmlp_from_f32<T>(fmlp_act_fast(p.act, dots[2 * tid] + bg) * (dots[2 * tid + 1] + bu)));
+    __syncthreads();
+
+    /* down: this thread's 8 outputs over its rows; the row groups added in order */
+    if (rg < rg_n) {
+        float acc[8] = {};
+#pragma unroll
+        for (int q = 0; q < RPG; q++) {
+            const int jj = rg + rg_n * q;
+            const float h = jj < nj ? hs[jj] : 0.0f;
+            float wf[8];
+            to_f32x8(T(), wd[q], wf);
+#pragma unroll
+            for (int i = 0; i < 8; i++) acc[i] = fmaf(h, wf[i], acc[i]);
+        }
+#pragma unroll
+        for (int i = 0; i < 8; i++) red[rg * out + col * 8 + i] = acc[i];
+    }
+    __syncthreads();
+    for (int o = tid; o < out; o += SL_THREADS) {
+        float v = 0.0f;
+        for (int g = 0; g < rg_n; g++) v += red[g * out + o];
+        mine[o] = v;
+    }
+    __syncthreads();
+
+    /* the crossing: every block's partial stored, one grid barrier; block b
+     * owns outputs [o0, o1), a warp an output, a lane the partials of
+     * blocks lane + 32 i, added in i order, then across the warp in a
+     * fixed tree */
+    const int o0 = (int)((int64_t)out * b / G), o1 = (int)((int64_t)out * (b + 1) / G);
+    const T *bd = static_cast<const T *>(p.bd);
+    T *y = static_cast<T *>(p.y);
+    float part[SL_SPREAD];
+    for (int o = tid; o < out; o += SL_THREADS) p.part[(int64_t)b * out + o] = mine[o];
+    cg::this_grid().sync();
+    for (int o = o0 + warp; o < o1; o += SL_WARPS) {
+#pragma unroll
+        for (int i = 0; i < SL_SPREAD; i++) {
+            const int c = lane + 32 * i;
+            part[i] = c < G ? __ldcg(p.part + (int64_t)c * out + o) : 0.0f;
+        }
+        float v = 0.0f;
+#pragma unroll
+        for (int i = 0; i < SL_SPREAD; i++) v += part[i];
+#pragma unroll
+        for (int d = 16; d; d >>= 1) v += __shfl_xor_sync(0xffffffffu, v, d);
+        if (lane == 0) y[o] = fmlp_from_f32<T>(v + (bd ? fmlp_to_f32(bd[o]) : 0.0f));
+    }
+}
+
+} // namespace
+
+#define FMLP_SLICE_K(NAME, T, WPL, JMAX)                                                                       \
+    extern "C" __global__ void __launch_bounds__(SL_THREADS, 1) NAME(const fmlp_cu_mlp_args p)                \
+    {                                                                                                          \
+        slice_body<T, WPL, JMAX>(p);                                                                           \
+    }
+#define FMLP_SLICE_DT(DT, T)                                                                                   \
+    FMLP_SLICE_K(fmlp_mlp_glu_##DT##_onekernel1_slice256x24, T, 1, 24)                                         \
+    FMLP_SLICE_K(fmlp_mlp_glu_##DT##_onekernel1_slice512x24, T, 2, 24)                                         \
+    FMLP_SLICE_K(fmlp_mlp_glu_##DT##_onekernel1_slice768x24, T, 3, 24)                                         \
+    FMLP_SLICE_K(fmlp_mlp_glu_##DT##_onekernel1_slice1024x24, T, 4, 24)                                        \
+    FMLP_SLICE_K(fmlp_mlp_glu_##DT##_onekernel1_slice256x32, T, 1, 32)                                         \
+    FMLP_SLICE_K(fmlp_mlp_glu_##DT##_onekernel1_slice512x32, T, 2, 32)                                         \
+    FMLP_SLICE_K(fmlp_mlp_glu_##DT##_onekernel1_slice768x32, T, 3, 32)                                         \
+    FMLP_SLICE_K(fmlp_mlp_glu_##DT##_onekernel1_slice1024x32, T, 4, 32)
+FMLP_SLICE_DT(bf16, __nv_bfloat16)
+FMLP_SLICE_DT(f16, __half)
+
+namespace {
+
+#define FMLP_SLICE_ROW(DT)                                                                                     \
+    {{FMLP_KERNEL_ENTRY(fmlp_mlp_glu_##DT##_onekernel1_slice256x24),                                           \
+      FMLP_KERNEL_ENTRY(fmlp_mlp_glu_##DT##_onekernel1_slice512x24),                                           \
+      FMLP_KERNEL_ENTRY(fmlp_mlp_glu_##DT##_onekernel1_slice768x24),                                           \
+      FMLP_KERNEL_ENTRY(fmlp_mlp_glu_##DT##_onekernel1_slice1024x24)},                                         \
+     {FMLP_KERNEL_ENTRY(fmlp_mlp_glu_##DT##_onekernel1_slice256x32),                                           \
+      FMLP_KERNEL_ENTRY(fmlp_mlp_glu_##DT##_onekernel1_slice512x32),                                           \
+      FMLP_KERNEL_ENTRY(fmlp_mlp_glu_##DT##_onekernel1_slice768x32),                                           \
+      FMLP_KERNEL_ENTRY(fmlp_mlp_glu_##DT##_onekernel1_slice1024x32)}}
+/* [bf16, f16][columns a block <= 24, <= 32][dim <= 256, 512, 768, 1024] */
+const fmlp_kernel_entry slice_table[2][2][4] = {FMLP_SLICE_ROW(bf16), FMLP_SLICE_ROW(f16)};
+
+const fmlp_kernel_entry &slice_for(const fmlp_cu_mlp_args *a)
+{
+    const int64_t g = fmlp_grid_blocks(a), cols = (a->hidden + g - 1) / g;
+    return slice_table[a->dtype == FMLP_F16 ? 1 : 0][cols <= 24 ? 0 : 1][(a->dim + 255) / 256 - 1];
+}
+
+} // namespace
+
+extern "C" bool fmlp_cu_slice_down_fits(int dtype, int cc_major, int sm_count, int64_t out, int64_t hidden)
+{
+    if (dtype != FMLP_BF16 && dtype != FMLP_F16) return false;
+    const int64_t g = sm_count > 0 ? sm_count : 132;
+    if (cc_major < 9 || g > SL_MAX_BLOCKS) return false;
+    return out >= 8 && out <= SL_MAX_OUT && out % 8 == 0 && hidden >= 8 && hidden % 8 == 0 &&
+           (hidden + g - 1) / g <= SL_MAX_COLS;
+}
+
+extern "C" bool fmlp_cu_mlp_slice_fits(const fmlp_cu_mlp_args *a)
+{
+    if (!a->slice || a->m != 1 || !fmlp_grid_stream_shape(a)) return false;
+    if (a->dim > SL_MAX_OUT) return false;
+    return fmlp_cu_slice_down_fits(a->dtype, a->cc_major, a->sm_count, a->out, a->hidden);
+}
+
+extern "C" size_t fmlp_cu_mlp_slice_scratch(const fmlp_cu_mlp_args *a)
+{
+    return (size_t)(fmlp_grid_blocks(a) * a->out) * sizeof(float);
+}
+
+extern "C" const char *fmlp_cu_mlp_slice_name(const fmlp_cu_mlp_args *a) { return slice_for(a).name; }
+
+extern "C" cudaError_t fmlp_cu_mlp_slice(cudaStream_t s, const fmlp_cu_mlp_args *a)
+{
+    if (!a->wdt) return cudaErrorInvalidValue;
+    fmlp_cu_mlp_args p = *a;
+    p.part = static_cast<float *>(a->scratch);
+    return fmlp_grid_launch(s, slice_for(a).fn, &p, SL_THREADS, 0);
+}
