@@ -22,7 +22,8 @@
  * kernels, L2-warm and cold over copies of >= 512 MB), next to the same
  * process's plain read of the same bytes; checked against a double
  * reference and for equal bits across runs.
- * Last, fmlp's own one-kernel forward of the shape (fmlp_cu_mlp_one), timed
+ * Last, fmlp's own one-kernel forward of the shape (fmlp_cu_mlp_one), and
+ * the library's port of the grid-barrier form (FMLP_CUDA_SLICE=1), timed
  * the same way, so the forms compare within one harness.
  * Usage: hidden_slice [768 HIDDEN]
  *   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Isrc -o hidden_slice \
@@ -623,6 +624,24 @@ int main(int argc, char **argv)
     printf("fmlp's %s: error %.2e normwise, %s\n", fmlp_cu_mlp_one_name(&one), err, same ? "same bits twice" : "BITS DIFFER");
     if (err <= 1e-2 && same)
         row("fmlp's own one kernel", launch_one);
+    else
+        bad++;
+    /* and the library's hidden-slice form (FMLP_CUDA_SLICE=1) on the same
+     * transposed down weights as the probe's kernels */
+    one.slice = 1;
+    CK(cudaFree(scratch));
+    CK(cudaMalloc(&scratch, fmlp_cu_mlp_one_scratch(&one) + 256));
+    one.scratch = scratch;
+    auto launch_port = [&](int c) {
+        one.wgu = slab + (size_t)c * pitch;
+        one.wd = slab_d + (size_t)c * dpitch;
+        one.wdt = slab + (size_t)c * pitch + ngu * 2;
+        CK(fmlp_cu_mlp_one(s, &one));
+    };
+    verify(launch_port, err, same);
+    printf("fmlp's %s: error %.2e normwise, %s\n", fmlp_cu_mlp_one_name(&one), err, same ? "same bits twice" : "BITS DIFFER");
+    if (err <= 1e-2 && same)
+        row("fmlp's hidden-slice form", launch_port);
     else
         bad++;
     return bad ? 1 : 0;
