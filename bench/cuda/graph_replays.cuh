@@ -9,16 +9,9 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <vector>
 
-static inline void graph_replays_check(cudaError_t e, const char *what)
-{
-    if (e == cudaSuccess) return;
-    fprintf(stderr, "CUDA error in %s: %s\n", what, cudaGetErrorString(e));
-    exit(1);
-}
+#include "cuda_check.cuh"
 
 /* us per launch; launch(c) enqueues one launch on s reading copy c. */
 template <typename Launch>
@@ -28,25 +21,25 @@ static float graph_replay_us(cudaStream_t s, cudaEvent_t e0, cudaEvent_t e1, int
     std::vector<cudaGraphExec_t> ge(graphs);
     for (int gi = 0; gi < graphs; gi++) {
         cudaGraph_t g;
-        graph_replays_check(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+        CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
         for (int i = 0; i < per; i++) launch((gi * per + i) % copies);
-        graph_replays_check(cudaStreamEndCapture(s, &g), "cudaStreamEndCapture");
-        graph_replays_check(cudaGraphInstantiate(&ge[gi], g, 0), "cudaGraphInstantiate");
-        graph_replays_check(cudaGraphDestroy(g), "cudaGraphDestroy");
+        CK(cudaStreamEndCapture(s, &g));
+        CK(cudaGraphInstantiate(&ge[gi], g, 0));
+        CK(cudaGraphDestroy(g));
     }
     const int replays = std::max(graphs * 4, 2000 / per);
     float best = 1e30f;
     for (int round = -1; round < 5; round++) {
-        graph_replays_check(cudaEventRecord(e0, s), "cudaEventRecord");
-        for (int r = 0; r < replays; r++) graph_replays_check(cudaGraphLaunch(ge[r % graphs], s), "cudaGraphLaunch");
-        graph_replays_check(cudaEventRecord(e1, s), "cudaEventRecord");
-        graph_replays_check(cudaEventSynchronize(e1), "cudaEventSynchronize");
+        CK(cudaEventRecord(e0, s));
+        for (int r = 0; r < replays; r++) CK(cudaGraphLaunch(ge[r % graphs], s));
+        CK(cudaEventRecord(e1, s));
+        CK(cudaEventSynchronize(e1));
         float ms;
-        graph_replays_check(cudaEventElapsedTime(&ms, e0, e1), "cudaEventElapsedTime");
+        CK(cudaEventElapsedTime(&ms, e0, e1));
         if (round >= 0) best = std::min(best, ms * 1000.0f / (replays * per));
     }
-    for (auto g : ge) graph_replays_check(cudaGraphExecDestroy(g), "cudaGraphExecDestroy");
-    graph_replays_check(cudaGetLastError(), "the timed kernels");
+    for (auto g : ge) CK(cudaGraphExecDestroy(g));
+    CK(cudaGetLastError());
     return best;
 }
 

@@ -43,19 +43,11 @@
 
 #include "cuda/kernels.h"
 #include "fmlp.h"
+#include "cuda_check.cuh"
 #include "graph_replays.cuh"
 #include "word_sums.cuh"
 
 namespace cg = cooperative_groups;
-
-#define CK(x)                                                                                                   \
-    do {                                                                                                        \
-        cudaError_t e_ = (x);                                                                                   \
-        if (e_ != cudaSuccess) {                                                                                \
-            fprintf(stderr, "CUDA error %s: %s line %d\n", #x, cudaGetErrorString(e_), __LINE__);               \
-            exit(1);                                                                                            \
-        }                                                                                                       \
-    } while (0)
 
 constexpr int THREADS = 512;
 [[maybe_unused]] constexpr int WARPS = THREADS / 32;

@@ -25,19 +25,11 @@
 #include <vector>
 
 #include "cuda/mlp_grid.cuh"
+#include "cuda_check.cuh"
 #include "graph_replays.cuh"
 #include "word_sums.cuh"
 
 namespace cg = cooperative_groups;
-
-#define CK(x)                                                                                                   \
-    do {                                                                                                        \
-        cudaError_t e_ = (x);                                                                                   \
-        if (e_ != cudaSuccess) {                                                                                \
-            fprintf(stderr, "CUDA error %s: %s line %d\n", #x, cudaGetErrorString(e_), __LINE__);               \
-            exit(1);                                                                                            \
-        }                                                                                                       \
-    } while (0)
 
 __global__ void empty_kernel() {}
 
