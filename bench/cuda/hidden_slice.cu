@@ -461,14 +461,10 @@ int main(int argc, char **argv)
     uint32_t *sums;
     CK(cudaMalloc(&sums, 8 * sms * 4));
 
-    cudaStream_t s;
-    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-    auto time_graphs = [&](int per, bool cold, auto &&launch) {
-        return graph_replay_us(s, e0, e1, per, cold ? C : 1, launch);
-    };
+    /* us per kernel, warm or cold over the C copies (graph_replays.cuh) */
+    graph_timer timer(C);
+    cudaStream_t s = timer.s;
+    auto time_graphs = [&](int per, bool cold, auto &&launch) { return timer.us(per, cold, launch); };
     auto row = [&](const char *name, auto &&launch) {
         const float w1 = time_graphs(1, false, launch), c1 = time_graphs(1, true, launch);
         const float w30 = time_graphs(30, false, launch), c30 = time_graphs(30, true, launch);

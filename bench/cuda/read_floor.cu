@@ -219,15 +219,10 @@ int main(int argc, char **argv)
         {"bulk 512", 1, bulk_smem, go_bulk},
     };
 
-    cudaStream_t s;
-    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
     /* us per kernel, warm or cold over the C copies (graph_replays.cuh) */
-    auto time_graphs = [&](int per, bool cold, auto &&launch) {
-        return graph_replay_us(s, e0, e1, per, cold ? C : 1, launch);
-    };
+    graph_timer timer(C);
+    cudaStream_t s = timer.s;
+    auto time_graphs = [&](int per, bool cold, auto &&launch) { return timer.us(per, cold, launch); };
     fmlp_cu_mlp_args grid = {};
     grid.sm_count = sms;
     auto coop = [&](const void *fn) { return [=, &s](int) { CK(fmlp_grid_launch(s, fn, &grid, 512, 0)); }; };
