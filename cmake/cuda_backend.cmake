@@ -50,31 +50,23 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/bench/cuda/bench_cuda.c)
   target_link_libraries(fmlp_bench_cuda PRIVATE fmlp)
 endif()
 
-# What each CUDA runtime call a forward makes costs the host
-# (bench/cuda/launch_cost.cu); needs only the runtime.
-if(EXISTS ${CMAKE_SOURCE_DIR}/bench/cuda/launch_cost.cu)
-  add_executable(fmlp_launch_cost ${CMAKE_SOURCE_DIR}/bench/cuda/launch_cost.cu)
-  set_target_properties(fmlp_launch_cost PROPERTIES CUDA_ARCHITECTURES OFF)
-  target_compile_options(fmlp_launch_cost PRIVATE ${FMLP_CUDA_GENCODE} -Xcompiler=-Wall,-Wextra,-Werror -Werror=all-warnings -O2)
-  target_link_libraries(fmlp_launch_cost PRIVATE CUDA::cudart_static)
-endif()
+# A standalone CUDA probe bench/cuda/<src>.cu as target <name>, built for
+# the library's architectures with its warnings as errors, against <link>.
+function(fmlp_cuda_probe name src opt link)
+  if(EXISTS ${CMAKE_SOURCE_DIR}/bench/cuda/${src}.cu)
+    add_executable(${name} ${CMAKE_SOURCE_DIR}/bench/cuda/${src}.cu)
+    set_target_properties(${name} PROPERTIES CUDA_ARCHITECTURES OFF)
+    target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/include)
+    target_compile_options(${name} PRIVATE ${FMLP_CUDA_GENCODE} -Xcompiler=-Wall,-Wextra,-Werror -Werror=all-warnings ${opt})
+    target_link_libraries(${name} PRIVATE ${link})
+  endif()
+endfunction()
 
+# What each CUDA runtime call a forward makes costs the host; needs only the runtime.
+fmlp_cuda_probe(fmlp_launch_cost launch_cost -O2 CUDA::cudart_static)
 # The small-row floors measured as a forward is timed: graph replays of
-# empty, cooperative and weight-reading kernels (bench/cuda/read_floor.cu).
-if(EXISTS ${CMAKE_SOURCE_DIR}/bench/cuda/read_floor.cu)
-  add_executable(fmlp_read_floor ${CMAKE_SOURCE_DIR}/bench/cuda/read_floor.cu)
-  set_target_properties(fmlp_read_floor PROPERTIES CUDA_ARCHITECTURES OFF)
-  target_include_directories(fmlp_read_floor PRIVATE ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/include)
-  target_compile_options(fmlp_read_floor PRIVATE ${FMLP_CUDA_GENCODE} -Xcompiler=-Wall,-Wextra,-Werror -Werror=all-warnings -O3)
-  target_link_libraries(fmlp_read_floor PRIVATE CUDA::cudart_static)
-endif()
-
-# The ways a hidden-slice MLP's partial outputs can cross SMs, next to fmlp's
-# own one-kernel forward (bench/cuda/hidden_slice.cu).
-if(EXISTS ${CMAKE_SOURCE_DIR}/bench/cuda/hidden_slice.cu)
-  add_executable(fmlp_hidden_slice ${CMAKE_SOURCE_DIR}/bench/cuda/hidden_slice.cu)
-  set_target_properties(fmlp_hidden_slice PROPERTIES CUDA_ARCHITECTURES OFF)
-  target_include_directories(fmlp_hidden_slice PRIVATE ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/include)
-  target_compile_options(fmlp_hidden_slice PRIVATE ${FMLP_CUDA_GENCODE} -Xcompiler=-Wall,-Wextra,-Werror -Werror=all-warnings -O3)
-  target_link_libraries(fmlp_hidden_slice PRIVATE fmlp)
-endif()
+# empty, cooperative and weight-reading kernels.
+fmlp_cuda_probe(fmlp_read_floor read_floor -O3 CUDA::cudart_static)
+# The ways a hidden-slice MLP's partial outputs can cross SMs, next to
+# fmlp's own one-kernel forward.
+fmlp_cuda_probe(fmlp_hidden_slice hidden_slice -O3 fmlp)
