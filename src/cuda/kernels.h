@@ -105,7 +105,7 @@ typedef struct {
     int cc_major;
     int row_stream; /* FMLP_CU_ROW_STREAM_*: where the row-streaming forms run (mlp_stream.cu, mlp_stream_mma.cu) */
     int slice;      /* nonzero: the hidden-slice form at one row where it fits (mlp_slice.cu) */
-    const void *wdt; /* the down weight transposed, (hidden, out), where fmlp_cu_slice_down_fits; else NULL */
+    const void *wdt; /* the down weight transposed, (hidden, out), with FMLP_CUDA_SLICE=1 where fmlp_cu_slice_down_fits; else NULL */
     /* filled by the launcher */
     int pieces;     /* the down projection's K pieces */
     float *part;    /* their partial sums */

@@ -12,9 +12,10 @@
  *
  * Every weight load of a block is issued at entry (at most 32 hidden
  * columns a block, dim and out at most 1024). Asked for with
- * FMLP_CUDA_SLICE=1: as a kernel (bench/cuda/hidden_slice.cu) it ran
- * 1.0-1.1 us under the `_smem` kernel on the H100, but in fmlp's forward
- * it only matched it (bench/results/h100_hidden_slice_2026-12-06.md). */
+ * FMLP_CUDA_SLICE=1: as a kernel (bench/cuda/hidden_slice.cu) the form ran
+ * 1.0-1.1 us under the `_smem` kernel on the H100, but an earlier version
+ * of this port only matched `_smem` in fmlp's forward; this version is
+ * not measured yet (bench/results/h100_hidden_slice_2026-12-06.md). */
 #include <cooperative_groups.h>
 
 #include "cuda/device_util.cuh"

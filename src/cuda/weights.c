@@ -2,6 +2,7 @@
  * read: plain (n, k) row-major for a Linear, gate and up interleaved in
  * blocks of 8 rows for the GLU GEMM. Dropping a packing also drops what
  * points at it (graphs, cached cuBLASLt plans). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,17 +27,18 @@ static fmlp_status upload(fmlp_cu_state *st, const void *host, size_t bytes, voi
     return FMLP_OK;
 }
 
-/* w (n, k) as (k, n) row-major: what the hidden-slice MLP (mlp_slice.cu)
- * reads of a down projection, a block's hidden columns contiguous. Only
- * with FMLP_CUDA_SLICE=1, and only small weights (n <= 1024, k <= 32 per
- * SM). */
-static fmlp_status upload_transposed(fmlp_cu_state *st, const void *w, int64_t n, int64_t k, size_t es, void **dev)
+/* w (n, k) of 2-byte elements as (k, n) row-major: what the hidden-slice
+ * MLP (mlp_slice.cu, bf16/f16) reads of a down projection, a block's
+ * hidden columns contiguous. Only with FMLP_CUDA_SLICE=1, and only small
+ * weights (n <= 1024, k <= 32 per SM). */
+static fmlp_status upload_transposed(fmlp_cu_state *st, const void *w, int64_t n, int64_t k, void **dev)
 {
-    char *t = fmlp_calloc((size_t)(n * k), es);
+    uint16_t *t = fmlp_calloc((size_t)(n * k), sizeof *t);
     if (!t) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of host memory transposing a down projection's weights");
+    const uint16_t *src = w;
     for (int64_t r = 0; r < n; r++)
-        for (int64_t c = 0; c < k; c++) memcpy(t + (size_t)(c * n + r) * es, (const char *)w + (size_t)(r * k + c) * es, es);
-    fmlp_status s = upload(st, t, (size_t)(n * k) * es, dev);
+        for (int64_t c = 0; c < k; c++) t[c * n + r] = src[r * k + c];
+    fmlp_status s = upload(st, t, (size_t)(n * k) * sizeof *t, dev);
     free(t);
     return s;
 }
@@ -72,7 +74,7 @@ fmlp_status fmlp_cu_pack(fmlp_ctx *ctx, fmlp_dtype dtype, const void *w, const v
     fmlp_status s = upload(st, w, (size_t)(n * k) * es, &p->w);
     if (s == FMLP_OK && b) s = upload(st, b, (size_t)n * es, &p->b);
     if (s == FMLP_OK && st->slice && fmlp_cu_slice_down_fits(dtype, st->cc_major, st->sm_count, n, k))
-        s = upload_transposed(st, w, n, k, es, &p->wt);
+        s = upload_transposed(st, w, n, k, &p->wt);
     if (s != FMLP_OK) {
         fmlp_cu_unpack(ctx, p);
         return s;
