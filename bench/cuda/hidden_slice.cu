@@ -24,7 +24,9 @@
  * reference and for equal bits across runs.
  * Last, fmlp's own one-kernel forward of the shape (fmlp_cu_mlp_one), and
  * the library's port of the grid-barrier form (FMLP_CUDA_SLICE=1), timed
- * the same way, so the forms compare within one harness.
+ * the same way, so the forms compare within one harness. The probe keeps
+ * its own kernel rather than calling the port's body: the two measured a
+ * microsecond apart, and the comparison is what finds where it went.
  * Usage: hidden_slice [768 HIDDEN]
  *   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Isrc -o hidden_slice \
  *     bench/cuda/hidden_slice.cu libfmlp.a -lcublasLt -lcupti -lnccl -lcuda */
