@@ -26,16 +26,19 @@ inline bool fmlp_grid_stream_shape(const fmlp_cu_mlp_args *a)
     return !a->x || !((uintptr_t)a->x & 15);
 }
 
-/* Launches fn(*p) on the grid, cooperatively, threads a block, smem bytes
- * of dynamic shared memory (opted into first when there are any). */
-inline cudaError_t fmlp_grid_launch(cudaStream_t s, const void *fn, const fmlp_cu_mlp_args *p, int threads, size_t smem)
+/* Launches fn(*params) cooperatively on blocks blocks of threads threads,
+ * with smem bytes of dynamic shared memory (opted into first when there
+ * are any); params is whatever one struct the kernel takes. */
+template <typename P>
+inline cudaError_t fmlp_grid_launch_on(cudaStream_t s, const void *fn, const P *params, int64_t blocks, int threads,
+                                       size_t smem)
 {
     if (smem) {
         const cudaError_t e = fmlp_smem_opt_in(fn, smem);
         if (e != cudaSuccess) return e;
     }
     cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)fmlp_grid_blocks(p));
+    cfg.gridDim = dim3((unsigned)blocks);
     cfg.blockDim = dim3((unsigned)threads);
     cfg.dynamicSmemBytes = smem;
     cfg.stream = s;
@@ -44,8 +47,14 @@ inline cudaError_t fmlp_grid_launch(cudaStream_t s, const void *fn, const fmlp_c
     attr[0].val.cooperative = 1;
     cfg.attrs = attr;
     cfg.numAttrs = 1;
-    void *args[] = {(void *)p};
+    void *args[] = {(void *)params};
     return cudaLaunchKernelExC(&cfg, fn, args);
+}
+
+/* fn(*p) on one block per multiprocessor. */
+inline cudaError_t fmlp_grid_launch(cudaStream_t s, const void *fn, const fmlp_cu_mlp_args *p, int threads, size_t smem)
+{
+    return fmlp_grid_launch_on(s, fn, p, fmlp_grid_blocks(p), threads, smem);
 }
 
 #endif

@@ -54,52 +54,67 @@ __device__ __forceinline__ void to_f32x8(__half, uint4 w, float (&f)[8])
     }
 }
 
+/* What the kernel needs, worked out on the host: every division and
+ * 64-bit product a block would otherwise do before its first load (a
+ * block's warps issue their loads only after their address arithmetic,
+ * and 16 warps share 4 schedulers, so each instruction there delays the
+ * stream; with the shares computed in the kernel the first load came
+ * after ~270 instructions, ~1 us later at one row). */
+struct slice_params {
+    const void *x, *wgu, *wdt, *bgu, *bd;
+    void *y;
+    float *part;           /* [blocks][out] */
+    int dim, out;          /* multiples of 8 */
+    int jbase, jrem;       /* block b owns jbase + (b < jrem) hidden columns */
+    int obase, orem;       /* and adds jbase's analogue of the outputs */
+    int rg_n;              /* thread groups splitting the down rows: SL_THREADS / (out / 8) */
+    float inv_ncol;        /* 1 / (out / 8), for tid / ncol without a division */
+    int act;
+};
+
 /* WPL: 16-byte words of x a lane holds (dim <= 256 WPL); JMAX: the most
  * hidden columns a block owns. */
-template <typename T, int WPL, int JMAX> __device__ __forceinline__ void slice_body(const fmlp_cu_mlp_args &p)
+template <typename T, int WPL, int JMAX> __device__ __forceinline__ void slice_body(const slice_params &p)
 {
     constexpr int RPW = 2 * JMAX / SL_WARPS; /* gate/up rows a warp takes */
     constexpr int RPG = JMAX / 4;            /* down rows a thread takes: out <= 1024 gives >= 4 groups */
     __shared__ float dots[2 * JMAX];
     __shared__ float hs[JMAX];
     __shared__ float red[SL_THREADS * 8];
-    __shared__ float mine[SL_MAX_OUT];
 
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int G = gridDim.x, b = blockIdx.x;
-    const int dim = (int)p.dim, out = (int)p.out, hidden = (int)p.hidden;
-    const int j0 = (int)((int64_t)hidden * b / G), nj = (int)((int64_t)hidden * (b + 1) / G) - j0;
-    const int kv = dim / 8, ncol = out / 8, rg_n = SL_THREADS / ncol;
+    const unsigned tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, b = blockIdx.x;
+    const unsigned kv = (unsigned)p.dim >> 3, ncol = (unsigned)p.out >> 3, out = (unsigned)p.out;
+    const unsigned nj = p.jbase + (b < (unsigned)p.jrem), j0 = b * p.jbase + min(b, (unsigned)p.jrem);
     const uint4 zero = make_uint4(0, 0, 0, 0);
 
     /* every load at entry: x, the gate/up rows r = warp + 16 q of the
      * block's 2 nj (hidden column j0 + r / 2, gate for even r), the down
-     * rows rg + rg_n q */
-    const T *wgu = static_cast<const T *>(p.wgu), *wdt = static_cast<const T *>(p.wdt);
-    const uint4 *x4 = reinterpret_cast<const uint4 *>(p.x);
+     * rows rg + rg_n q; offsets in 16-byte words fit 32 bits */
+    const uint4 *x4 = static_cast<const uint4 *>(p.x);
+    const uint4 *wgu4 = static_cast<const uint4 *>(p.wgu), *wdt4 = static_cast<const uint4 *>(p.wdt);
     uint4 xv[WPL], wg[RPW][WPL], wd[RPG];
 #pragma unroll
     for (int t = 0; t < WPL; t++) xv[t] = lane + 32 * t < kv ? __ldg(x4 + lane + 32 * t) : zero;
 #pragma unroll
     for (int q = 0; q < RPW; q++) {
-        const int r = warp + SL_WARPS * q, j = j0 + r / 2;
-        const int64_t row = (int64_t)(j / 8) * 16 + (r & 1) * 8 + j % 8;
-        const uint4 *src = reinterpret_cast<const uint4 *>(wgu + row * dim);
+        const unsigned r = warp + SL_WARPS * q, j = j0 + (r >> 1);
+        const uint4 *src = wgu4 + ((j >> 3) * 16 + (r & 1) * 8 + (j & 7)) * kv;
 #pragma unroll
         for (int t = 0; t < WPL; t++) wg[q][t] = r < 2 * nj && lane + 32 * t < kv ? __ldg(src + lane + 32 * t) : zero;
     }
-    const int col = tid % ncol, rg = tid / ncol;
+    const unsigned rg = (unsigned)__float2int_rz(((float)tid + 0.5f) * p.inv_ncol), col = tid - rg * ncol;
+    const unsigned rg_n = p.rg_n;
 #pragma unroll
     for (int q = 0; q < RPG; q++) {
-        const int jj = rg + rg_n * q;
-        wd[q] = rg < rg_n && jj < nj ? __ldg(reinterpret_cast<const uint4 *>(wdt + (int64_t)(j0 + jj) * out) + col) : zero;
+        const unsigned jj = rg + rg_n * q;
+        wd[q] = rg < rg_n && jj < nj ? __ldg(wdt4 + (j0 + jj) * ncol + col) : zero;
     }
     const T *bgu = static_cast<const T *>(p.bgu);
     float bg = 0.0f, bu = 0.0f;
     if (tid < nj && bgu) {
-        const int j = j0 + tid;
-        bg = fmlp_to_f32(bgu[(j / 8) * 16 + j % 8]);
-        bu = fmlp_to_f32(bgu[(j / 8) * 16 + 8 + j % 8]);
+        const unsigned j = j0 + tid;
+        bg = fmlp_to_f32(bgu[(j >> 3) * 16 + (j & 7)]);
+        bu = fmlp_to_f32(bgu[(j >> 3) * 16 + 8 + (j & 7)]);
     }
 
     /* gate and up: a warp sum per row; h rounded to T as the two-kernel plan stores it */
@@ -130,12 +145,13 @@ template <typename T, int WPL, int JMAX> __device__ __forceinline__ void slice_b
         hs[tid] = fmlp_to_f32(fmlp_from_f32<T>(fmlp_act_fast(p.act, dots[2 * tid] + bg) * (dots[2 * tid + 1] + bu)));
     __syncthreads();
 
-    /* down: this thread's 8 outputs over its rows; the row groups added in order */
+    /* down: this thread's 8 outputs over its rows; the block's partial
+     * output row, its row groups added in order, straight to the workspace */
     if (rg < rg_n) {
         float acc[8] = {};
 #pragma unroll
         for (int q = 0; q < RPG; q++) {
-            const int jj = rg + rg_n * q;
+            const unsigned jj = rg + rg_n * q;
             const float h = jj < nj ? hs[jj] : 0.0f;
             float wf[8];
             to_f32x8(T(), wd[q], wf);
@@ -146,28 +162,25 @@ template <typename T, int WPL, int JMAX> __device__ __forceinline__ void slice_b
         for (int i = 0; i < 8; i++) red[rg * out + col * 8 + i] = acc[i];
     }
     __syncthreads();
-    for (int o = tid; o < out; o += SL_THREADS) {
+    for (unsigned o = tid; o < out; o += SL_THREADS) {
         float v = 0.0f;
-        for (int g = 0; g < rg_n; g++) v += red[g * out + o];
-        mine[o] = v;
+        for (unsigned g = 0; g < rg_n; g++) v += red[g * out + o];
+        p.part[b * out + o] = v;
     }
-    __syncthreads();
 
-    /* the crossing: every block's partial stored, one grid barrier; block b
-     * owns outputs [o0, o1), a warp an output, a lane the partials of
-     * blocks lane + 32 i, added in i order, then across the warp in a
-     * fixed tree */
-    const int o0 = (int)((int64_t)out * b / G), o1 = (int)((int64_t)out * (b + 1) / G);
+    /* the crossing: one grid barrier; block b owns outputs [o0, o0 + no),
+     * a warp an output, a lane the partials of blocks lane + 32 i, added
+     * in i order, then across the warp in a fixed tree */
+    cg::this_grid().sync();
+    const unsigned G = gridDim.x, no = p.obase + (b < (unsigned)p.orem), o0 = b * p.obase + min(b, (unsigned)p.orem);
     const T *bd = static_cast<const T *>(p.bd);
     T *y = static_cast<T *>(p.y);
-    float part[SL_SPREAD];
-    for (int o = tid; o < out; o += SL_THREADS) p.part[(int64_t)b * out + o] = mine[o];
-    cg::this_grid().sync();
-    for (int o = o0 + warp; o < o1; o += SL_WARPS) {
+    for (unsigned o = o0 + warp; o < o0 + no; o += SL_WARPS) {
+        float part[SL_SPREAD];
 #pragma unroll
         for (int i = 0; i < SL_SPREAD; i++) {
-            const int c = lane + 32 * i;
-            part[i] = c < G ? __ldcg(p.part + (int64_t)c * out + o) : 0.0f;
+            const unsigned c = lane + 32 * i;
+            part[i] = c < G ? __ldcg(p.part + c * out + o) : 0.0f;
         }
         float v = 0.0f;
 #pragma unroll
@@ -181,7 +194,7 @@ template <typename T, int WPL, int JMAX> __device__ __forceinline__ void slice_b
 } // namespace
 
 #define FMLP_SLICE_K(NAME, T, WPL, JMAX)                                                                       \
-    extern "C" __global__ void __launch_bounds__(SL_THREADS, 1) NAME(const fmlp_cu_mlp_args p)                \
+    extern "C" __global__ void __launch_bounds__(SL_THREADS, 1) NAME(const slice_params p)                \
     {                                                                                                          \
         slice_body<T, WPL, JMAX>(p);                                                                           \
     }
@@ -245,7 +258,23 @@ extern "C" const char *fmlp_cu_mlp_slice_name(const fmlp_cu_mlp_args *a) { retur
 extern "C" cudaError_t fmlp_cu_mlp_slice(cudaStream_t s, const fmlp_cu_mlp_args *a)
 {
     if (!a->wdt) return cudaErrorInvalidValue;
-    fmlp_cu_mlp_args p = *a;
+    const int64_t G = fmlp_grid_blocks(a), ncol = a->out / 8;
+    slice_params p = {};
+    p.x = a->x;
+    p.wgu = a->wgu;
+    p.wdt = a->wdt;
+    p.bgu = a->bgu;
+    p.bd = a->bd;
+    p.y = a->y;
     p.part = static_cast<float *>(a->scratch);
-    return fmlp_grid_launch(s, slice_for(a).fn, &p, SL_THREADS, 0);
+    p.dim = (int)a->dim;
+    p.out = (int)a->out;
+    p.jbase = (int)(a->hidden / G);
+    p.jrem = (int)(a->hidden % G);
+    p.obase = (int)(a->out / G);
+    p.orem = (int)(a->out % G);
+    p.rg_n = (int)(SL_THREADS / ncol);
+    p.inv_ncol = 1.0f / (float)ncol;
+    p.act = a->act;
+    return fmlp_grid_launch_on(s, slice_for(a).fn, &p, G, SL_THREADS, 0);
 }
