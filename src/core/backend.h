@@ -34,9 +34,11 @@ typedef struct fmlp_backend {
     void (*print_info)(FILE *f);
 
     /* Re-lays out one Linear weight (n, k) row-major in `dtype` on the host,
-     * with optional bias (n), for this backend's GEMM kernels. */
+     * with optional bias (n), for this backend's GEMM kernels. gated_down:
+     * it is a gated MLP's down projection, which a backend may also keep in
+     * a second layout for a one-kernel MLP. */
     fmlp_status (*pack)(fmlp_ctx *ctx, fmlp_dtype dtype, const void *w, const void *b, int64_t n, int64_t k,
-                        void **packed);
+                        bool gated_down, void **packed);
     /* Packs gate and up (each (n, k), biases optional) together for GEMM_GLU. */
     fmlp_status (*pack_glu)(fmlp_ctx *ctx, fmlp_dtype dtype, const void *wg, const void *bg, const void *wu,
                             const void *bu, int64_t n, int64_t k, void **packed);

@@ -82,8 +82,9 @@ static void cpu_fini(fmlp_ctx *ctx)
 }
 
 static fmlp_status cpu_pack(fmlp_ctx *ctx, fmlp_dtype dtype, const void *w, const void *b, int64_t n, int64_t k,
-                            void **packed)
+                            bool gated_down, void **packed)
 {
+    (void)gated_down;
     *packed = cpu_gemm_pack(state(ctx)->path, dtype, w, b, n, k);
     if (!*packed)
         return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory packing a (%lld, %lld) %s weight", (long long)n,

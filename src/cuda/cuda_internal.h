@@ -66,7 +66,7 @@ typedef struct {
     int one_kernel;              /* FMLP_CU_ONE_*: where a gated MLP's fused forward is one kernel */
     bool row_gemv;               /* one-row GEMMs on the row-streaming gemv (FMLP_CUDA_ROW_GEMV=0: off) */
     int row_stream;              /* FMLP_CU_ROW_STREAM_*: the row-streaming one-kernel MLP (FMLP_CUDA_ROW_STREAM) */
-    bool slice;                  /* FMLP_CUDA_SLICE=1: the hidden-slice one-kernel MLP at one row */
+    bool slice;                  /* the hidden-slice one-kernel MLP at one row (FMLP_CUDA_SLICE=0: off) */
     pthread_mutex_t lock;        /* guards the caches below */
 
     cublasLtHandle_t lt;
@@ -98,7 +98,7 @@ typedef struct {
     int64_t n, k, nw;
     void *w; /* (nw, k) row-major */
     void *b; /* (nw) or NULL */
-    void *wt; /* plain, with FMLP_CUDA_SLICE=1 where fmlp_cu_slice_down_fits: (k, n) row-major; else NULL */
+    void *wt; /* a gated MLP's down projection where fmlp_cu_slice_down_fits (and slice is on): (k, n) row-major; else NULL */
 } fmlp_cu_packed;
 
 static inline fmlp_cu_state *fmlp_cu_state_of(fmlp_ctx *ctx) { return (fmlp_cu_state *)ctx->be_state; }
@@ -153,7 +153,7 @@ fmlp_status fmlp_cu_check_device_ptr(fmlp_cu_state *st, const char *what, const 
 /* ---- weights.c: upload and re-layout */
 
 fmlp_status fmlp_cu_pack(fmlp_ctx *ctx, fmlp_dtype dtype, const void *w, const void *b, int64_t n, int64_t k,
-                         void **packed);
+                         bool gated_down, void **packed);
 fmlp_status fmlp_cu_pack_glu(fmlp_ctx *ctx, fmlp_dtype dtype, const void *wg, const void *bg, const void *wu,
                              const void *bu, int64_t n, int64_t k, void **packed);
 void fmlp_cu_unpack(fmlp_ctx *ctx, void *packed);

@@ -105,7 +105,7 @@ typedef struct {
     int cc_major;
     int row_stream; /* FMLP_CU_ROW_STREAM_*: where the row-streaming forms run (mlp_stream.cu, mlp_stream_mma.cu) */
     int slice;      /* nonzero: the hidden-slice form at one row where it fits (mlp_slice.cu) */
-    const void *wdt; /* the down weight transposed, (hidden, out), with FMLP_CUDA_SLICE=1 where fmlp_cu_slice_down_fits; else NULL */
+    const void *wdt; /* the down weight transposed, (hidden, out), where fmlp_cu_slice_down_fits; else NULL */
     /* filled by the launcher */
     int pieces;     /* the down projection's K pieces */
     float *part;    /* their partial sums */
@@ -125,8 +125,8 @@ const char *fmlp_cu_mlp_one_name(const fmlp_cu_mlp_args *a);
 cudaError_t fmlp_cu_mlp_one(cudaStream_t s, const fmlp_cu_mlp_args *a);
 /* The hidden-slice form (mlp_slice.cu), which fmlp_cu_mlp_one launches
  * where it fits: one row, bf16/f16, cc 9.x, dim and out multiples of 8 and
- * at most 1024, at most 32 hidden columns a block, a->slice set (it runs
- * only when asked for), a->wdt set. Scratch: fmlp_cu_mlp_slice_scratch
+ * at most 1024, at most 32 hidden columns a block, a->slice set
+ * (FMLP_CUDA_SLICE=0 clears it), a->wdt set. Scratch: fmlp_cu_mlp_slice_scratch
  * bytes, 4-byte aligned. */
 bool fmlp_cu_mlp_slice_fits(const fmlp_cu_mlp_args *a);
 size_t fmlp_cu_mlp_slice_scratch(const fmlp_cu_mlp_args *a);

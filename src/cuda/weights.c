@@ -28,9 +28,10 @@ static fmlp_status upload(fmlp_cu_state *st, const void *host, size_t bytes, voi
 }
 
 /* w (n, k) of 2-byte elements as (k, n) row-major: what the hidden-slice
- * MLP (mlp_slice.cu, bf16/f16) reads of a down projection, a block's
- * hidden columns contiguous. Only with FMLP_CUDA_SLICE=1, and only small
- * weights (n <= 1024, k <= 32 per SM). */
+ * MLP (mlp_slice.cu, bf16/f16) reads of a gated MLP's down projection, a
+ * block's hidden columns contiguous. A second copy of the down weights,
+ * kept only where that kernel can run (n <= 1024, k <= 32 per SM, cc 9.x)
+ * and not turned off by FMLP_CUDA_SLICE=0. */
 static fmlp_status upload_transposed(fmlp_cu_state *st, const void *w, int64_t n, int64_t k, void **dev)
 {
     uint16_t *t = fmlp_calloc((size_t)(n * k), sizeof *t);
@@ -59,7 +60,7 @@ void fmlp_cu_unpack(fmlp_ctx *ctx, void *packed)
 }
 
 fmlp_status fmlp_cu_pack(fmlp_ctx *ctx, fmlp_dtype dtype, const void *w, const void *b, int64_t n, int64_t k,
-                           void **packed)
+                         bool gated_down, void **packed)
 {
     fmlp_cu_state *st = fmlp_cu_state_of(ctx);
     *packed = NULL;
@@ -73,7 +74,7 @@ fmlp_status fmlp_cu_pack(fmlp_ctx *ctx, fmlp_dtype dtype, const void *w, const v
     cudaSetDevice(st->device);
     fmlp_status s = upload(st, w, (size_t)(n * k) * es, &p->w);
     if (s == FMLP_OK && b) s = upload(st, b, (size_t)n * es, &p->b);
-    if (s == FMLP_OK && st->slice && fmlp_cu_slice_down_fits(dtype, st->cc_major, st->sm_count, n, k))
+    if (s == FMLP_OK && gated_down && st->slice && fmlp_cu_slice_down_fits(dtype, st->cc_major, st->sm_count, n, k))
         s = upload_transposed(st, w, n, k, &p->wt);
     if (s != FMLP_OK) {
         fmlp_cu_unpack(ctx, p);

@@ -213,7 +213,8 @@ fmlp_status fmlp_mlp_ensure_packed(fmlp_mlp *m)
         fmlp_dtype dt = m->desc.dtype;
         for (int i = 0; i < m->n_layers && s == FMLP_OK; i++) {
             fmlp_layer *l = &m->layers[i];
-            if (!l->packed) s = be->pack(m->ctx, dt, l->w, l->b, l->n, l->k, &l->packed);
+            const bool gated_down = m->desc.block == FMLP_BLOCK_GATED && i == 2;
+            if (!l->packed) s = be->pack(m->ctx, dt, l->w, l->b, l->n, l->k, gated_down, &l->packed);
         }
         if (s == FMLP_OK && m->desc.block == FMLP_BLOCK_GATED && !m->packed_glu) {
             fmlp_layer *g = &m->layers[0], *u = &m->layers[1];

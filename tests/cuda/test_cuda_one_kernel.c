@@ -4,8 +4,8 @@
  * finishes its output group last, or by SMs that hold a down group in
  * shared memory; or the row-streaming forms (mlp_stream.cu at one row,
  * mlp_stream_mma.cu at 2..16), whose blocks own shares of columns that cut
- * across the gate/up packing and stream K in one pass or several; or,
- * asked for, the hidden-slice form at one row (mlp_slice.cu). A
+ * across the gate/up packing and stream K in one pass or several; or the
+ * hidden-slice form at one row where it fits (mlp_slice.cu). A
  * missing barrier or a miscounted piece shows up only at some row counts
  * and shapes, so every row count 1..16 is run, on shapes that take each
  * way and put the down projection in one piece and in many, outputs off
@@ -274,9 +274,9 @@ int main(void)
     if (!one) tu_skip("the one-kernel plan runs on Hopper only; checking the fused plan's results only");
     setenv("FMLP_CUDA_ONE_KERNEL", "1", 1);
     fmlp_ctx *norow = ctx_with("FMLP_CUDA_ROW_STREAM", "0");
+    fmlp_ctx *noslice = ctx_with("FMLP_CUDA_SLICE", "0");
     unsetenv("FMLP_CUDA_ONE_KERNEL");
     fmlp_ctx *row = ctx_with("FMLP_CUDA_ROW_STREAM", "1");
-    fmlp_ctx *slice = ctx_with("FMLP_CUDA_SLICE", "1");
     /* FMLP_TEST_QUICK (the sanitizer runs): three row counts, the forms
      * FMLP_CUDA_ROW_STREAM=0 keeps at one row only */
     const bool quick = getenv("FMLP_TEST_QUICK") != NULL;
@@ -291,14 +291,17 @@ int main(void)
             if (row && f16) run_case(row, &shapes[i], FMLP_F16, rows, one ? "rowstream" : NULL);
         }
     }
-    /* FMLP_CUDA_SLICE=1: the shapes the hidden-slice form takes name it at one row */
+    /* the shapes the hidden-slice form takes name it at one row; with
+     * FMLP_CUDA_SLICE=0 every shape takes one of the other forms there */
     const int sms = sm_count(ctx);
-    for (size_t i = 0; slice && i < sizeof shapes / sizeof *shapes; i++) {
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
         const shape *sh = &shapes[i];
         const bool takes = sms > 0 && sh->out % 8 == 0 && sh->out <= 1024 && sh->dim <= 1024 &&
                            (sh->hidden + sms - 1) / sms <= 32;
-        run_case(slice, sh, FMLP_BF16, 1, one && takes ? "onekernel1_slice" : NULL);
-        run_case(slice, sh, FMLP_F16, 1, one && takes ? "onekernel1_slice" : NULL);
+        run_case(ctx, sh, FMLP_BF16, 1, one && takes ? "onekernel1_slice" : NULL);
+        run_case(ctx, sh, FMLP_F16, 1, one && takes ? "onekernel1_slice" : NULL);
+        if (noslice) run_case(noslice, sh, FMLP_BF16, 1, one ? "onekernel" : NULL);
+        if (noslice) run_case(noslice, sh, FMLP_F16, 1, one ? "onekernel" : NULL);
     }
     for (int64_t rows = 1; rows <= 16; rows += 5) {
         if (row) nan_spreads(row, &shapes[0], rows);
@@ -309,14 +312,15 @@ int main(void)
         replays_follow_x(ctx, FMLP_BF16, rows);
         replays_follow_x(ctx, FMLP_F16, rows);
         if (row) replays_follow_x(row, FMLP_F16, rows);
-        if (slice) replays_follow_x(slice, FMLP_F16, rows);
+        if (noslice) replays_follow_x(noslice, FMLP_F16, rows);
     }
     misaligned(ctx, FMLP_BF16);
     misaligned(ctx, FMLP_F16);
     if (one) where_not(ctx);
-    if (slice) nan_spreads(slice, &shapes[0], 1);
+    nan_spreads(ctx, &shapes[0], 1);
+    if (noslice) nan_spreads(noslice, &shapes[0], 1);
     if (row) fmlp_ctx_destroy(row);
-    if (slice) fmlp_ctx_destroy(slice);
+    if (noslice) fmlp_ctx_destroy(noslice);
     if (norow) fmlp_ctx_destroy(norow);
     fmlp_ctx_destroy(ctx);
     return tu_finish();

@@ -28,6 +28,7 @@ static fmlp_cu_mlp_args shape(int dtype, int64_t m, int64_t dim, int64_t hidden)
     a.sm_count = 132;
     a.cc_major = 9;
     a.row_stream = FMLP_CU_ROW_STREAM_DEFAULT;
+    a.slice = 1; /* as a context has it unless FMLP_CUDA_SLICE=0 */
     return a;
 }
 
@@ -58,45 +59,50 @@ int main(void)
         takes(&a, false, m <= 8 ? "fmlp_mlp_glu_bf16_onekernel8" : "fmlp_mlp_glu_bf16_onekernel16", what);
         tu_check(fmlp_cu_mlp_one_scratch(&a) > 0, "%s: the K pieces need scratch", what);
     }
-    /* the tutorial's: the down groups stay resident; the row streams only when asked */
+    /* the tutorial's: the hidden slice at one row, else the down groups
+     * stay resident; the row streams only when asked */
     for (int64_t m = 1; m <= 16; m += 5) {
         fmlp_cu_mlp_args a = shape(FMLP_BF16, m, 768, 3072);
         snprintf(what, sizeof what, "bf16 768x3072 rows=%lld", (long long)m);
+        takes(&a, true,
+              m == 1  ? "fmlp_mlp_glu_bf16_onekernel1_slice768x24"
+              : m <= 8 ? "fmlp_mlp_glu_bf16_onekernel8_smem"
+                       : "fmlp_mlp_glu_bf16_onekernel16_smem",
+              what);
+        a.slice = 0;
+        snprintf(what, sizeof what, "bf16 768x3072 rows=%lld FMLP_CUDA_SLICE=0", (long long)m);
         takes(&a, true, m <= 8 ? "fmlp_mlp_glu_bf16_onekernel8_smem" : "fmlp_mlp_glu_bf16_onekernel16_smem", what);
+        a.slice = 1;
         a.row_stream = FMLP_CU_ROW_STREAM_WHEREVER;
         snprintf(what, sizeof what, "bf16 768x3072 rows=%lld FMLP_CUDA_ROW_STREAM=1", (long long)m);
         takes(&a, true, m == 1 ? "fmlp_mlp_glu_bf16_onekernel1_rowstream" : "fmlp_mlp_glu_bf16_onekernel16_rowstream", what);
     }
-    /* the hidden-slice form at one row where it is asked for and fits:
-     * small dim, out and hidden columns a block; the row stream asked for
-     * wins */
+    /* the hidden-slice form at one row where it fits: small dim, out and
+     * hidden columns a block; the row stream asked for wins */
     {
         fmlp_cu_mlp_args t = shape(FMLP_BF16, 1, 768, 3072);
-        tu_check(!fmlp_cu_mlp_slice_fits(&t), "768x3072 rows=1: no hidden slice unless asked for");
+        t.slice = 0;
+        tu_check(!fmlp_cu_mlp_slice_fits(&t), "768x3072 rows=1: no hidden slice with FMLP_CUDA_SLICE=0");
         t.slice = 1;
-        takes(&t, true, "fmlp_mlp_glu_bf16_onekernel1_slice768x24", "bf16 768x3072 rows=1, slice asked for");
+        takes(&t, true, "fmlp_mlp_glu_bf16_onekernel1_slice768x24", "bf16 768x3072 rows=1");
         tu_check(fmlp_cu_mlp_one_scratch(&t) == (size_t)132 * 768 * 4, "768x3072 slice: scratch for a partial row a block");
         tu_check(fmlp_cu_slice_down_fits(FMLP_BF16, 9, 132, 768, 3072), "768x3072: the down projection takes a transposed copy");
         t.dtype = FMLP_F16;
-        takes(&t, true, "fmlp_mlp_glu_f16_onekernel1_slice768x24", "f16 768x3072 rows=1, slice asked for");
+        takes(&t, true, "fmlp_mlp_glu_f16_onekernel1_slice768x24", "f16 768x3072 rows=1");
         t.dtype = FMLP_BF16;
         t.m = 2;
-        takes(&t, true, "fmlp_mlp_glu_bf16_onekernel8_smem", "bf16 768x3072 rows=2, slice asked for");
+        takes(&t, true, "fmlp_mlp_glu_bf16_onekernel8_smem", "bf16 768x3072 rows=2");
         t.m = 1;
         t.row_stream = FMLP_CU_ROW_STREAM_WHEREVER;
-        takes(&t, true, "fmlp_mlp_glu_bf16_onekernel1_rowstream", "768x3072 rows=1, slice and FMLP_CUDA_ROW_STREAM=1");
+        takes(&t, true, "fmlp_mlp_glu_bf16_onekernel1_rowstream", "768x3072 rows=1, FMLP_CUDA_ROW_STREAM=1");
         t = shape(FMLP_BF16, 1, 1000, 4200);
-        t.slice = 1;
-        takes(&t, true, "fmlp_mlp_glu_bf16_onekernel1_slice1024x32", "1000x4200 rows=1, slice asked for");
+        takes(&t, true, "fmlp_mlp_glu_bf16_onekernel1_slice1024x32", "1000x4200 rows=1");
         t = shape(FMLP_BF16, 1, 4096, 14336);
-        t.slice = 1;
         tu_check(!fmlp_cu_mlp_slice_fits(&t), "4096x14336: no hidden slice (dim past 1024, 109 columns a block)");
         t = shape(FMLP_BF16, 1, 768, 4232);
-        t.slice = 1;
         tu_check(!fmlp_cu_mlp_slice_fits(&t) && !fmlp_cu_slice_down_fits(FMLP_BF16, 9, 132, 768, 4232),
                  "768x4232: 33 hidden columns a block, no hidden slice and no transposed copy");
         t = shape(FMLP_BF16, 1, 768, 3072);
-        t.slice = 1;
         t.out = 772;
         tu_check(!fmlp_cu_mlp_slice_fits(&t), "out 772 (not a multiple of 8): no hidden slice");
         t.out = 768;
