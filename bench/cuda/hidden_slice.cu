@@ -22,11 +22,13 @@
  * kernels, L2-warm and cold over copies of >= 512 MB), next to the same
  * process's plain read of the same bytes; checked against a double
  * reference and for equal bits across runs.
- * Last, fmlp's own one-kernel forward of the shape (fmlp_cu_mlp_one), and
- * the library's port of the grid-barrier form (FMLP_CUDA_SLICE=1), timed
- * the same way, so the forms compare within one harness. The probe keeps
- * its own kernel rather than calling the port's body: the two measured a
- * microsecond apart, and the comparison is what finds where it went.
+ * Last, the library's one-kernel forwards of the shape (fmlp_cu_mlp_one):
+ * the `_smem` kernel (FMLP_CUDA_SLICE=0) and the grid-barrier form of the
+ * hidden slice (mlp_slice.cu, the default at one row), timed the same way,
+ * so the forms compare within one harness. The probe keeps its own kernel,
+ * one body for every crossing, rather than the library's, which has only
+ * the grid barrier: set side by side they showed the library's spending
+ * ~1 us on address arithmetic before its first load.
  * Usage: hidden_slice [768 HIDDEN]
  *   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Isrc -o hidden_slice \
  *     bench/cuda/hidden_slice.cu libfmlp.a -lcublasLt -lcupti -lnccl -lcuda */
@@ -612,8 +614,8 @@ int main(int argc, char **argv)
         one.wdt = slab + (size_t)c * pitch + ngu * 2;
         CK(fmlp_cu_mlp_one(s, &one));
     };
-    /* the default pick, then the library's hidden-slice form
-     * (FMLP_CUDA_SLICE=1) on the probe's transposed down weights */
+    /* the `_smem` kernel (FMLP_CUDA_SLICE=0), then the hidden-slice form
+     * (the default) on the probe's transposed down weights */
     for (int slice = 0; slice < 2; slice++) {
         one.slice = slice;
         double err;
@@ -622,7 +624,7 @@ int main(int argc, char **argv)
         printf("fmlp's %s: error %.2e normwise, %s\n", fmlp_cu_mlp_one_name(&one), err,
                same ? "same bits twice" : "BITS DIFFER");
         if (err <= 1e-2 && same)
-            row(slice ? "fmlp's hidden-slice form" : "fmlp's own one kernel", launch_one);
+            row(slice ? "fmlp's hidden-slice form" : "fmlp's _smem kernel", launch_one);
         else
             bad++;
     }

@@ -11,11 +11,10 @@
  * outputs in block order (the same bits every run).
  *
  * Every weight load of a block is issued at entry (at most 32 hidden
- * columns a block, dim and out at most 1024). Asked for with
- * FMLP_CUDA_SLICE=1: as a kernel (bench/cuda/hidden_slice.cu) the form ran
- * 1.0-1.1 us under the `_smem` kernel on the H100, but an earlier version
- * of this port only matched `_smem` in fmlp's forward; this version is
- * not measured yet (bench/results/h100_hidden_slice_2026-12-06.md). */
+ * columns a block, dim and out at most 1024). The default at one row where
+ * it fits (FMLP_CUDA_SLICE=0: off): 0.7 us under the `_smem` kernel
+ * L2-warm on the H100 as fused + graph
+ * (bench/results/h100_slice_default_2026-12-06.md). */
 #include <cooperative_groups.h>
 
 #include "cuda/device_util.cuh"
