@@ -70,3 +70,9 @@ fmlp_cuda_probe(fmlp_read_floor read_floor -O3 CUDA::cudart_static)
 # The ways a hidden-slice MLP's partial outputs can cross SMs, next to
 # fmlp's own one-kernel forward.
 fmlp_cuda_probe(fmlp_hidden_slice hidden_slice -O3 fmlp)
+# Every GEMM kernel and tile configuration against a double reference and
+# cuBLASLt (device_run.sh's first stage), and the gemv access patterns
+# compared when the row gemv was designed: built here so that each compiles
+# in every CUDA build.
+fmlp_cuda_probe(fmlp_kernel_check kernel_check -O3 fmlp)
+fmlp_cuda_probe(fmlp_gemv_patterns gemv_patterns -O3 CUDA::cudart_static)

@@ -24,8 +24,8 @@
 #include <vector>
 #include <cmath>
 #include "cuda/mma_sync.cuh"
+#include "cuda_check.cuh"
 typedef __nv_bfloat16 T;
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("ERR %s: %s line %d\n", #x, cudaGetErrorString(e_), __LINE__); exit(1);} } while (0)
 
 __global__ void fillk(T *w, size_t n, uint32_t seed)
 {

@@ -18,18 +18,10 @@
 #include <vector>
 
 #include "core/act_ref.h"
+#include "cuda_check.cuh"
 #include "cuda/kernels.h"
 #include "fmlp.h"
 #include "lt_plain.h"
-
-#define CK(x)                                                                                   \
-    do {                                                                                        \
-        cudaError_t e_ = (x);                                                                   \
-        if (e_ != cudaSuccess) {                                                                \
-            printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__);     \
-            exit(1);                                                                            \
-        }                                                                                       \
-    } while (0)
 
 static uint64_t rng = 88172645463325252ull;
 static double urand(double lo, double hi)
@@ -421,8 +413,8 @@ static void gemm_vs_lt(cudaStream_t s, int sms, int ccm)
                                   time_lt(s, lt, ws, wss, m, dim, hid, h, w2, y, id));
             printf("%-12s %-6lld %-42s %9.2f %8.1f %6s | %-38s %9.2f %8.1f %6s\n", shape, (long long)m,
                    "cublasLt plain", lg, fl / lg * 1e-6, "", "cublasLt plain", ld, fd / ld * 1e-6, "");
-            fmlp_cu_gemm_args g = {FMLP_BF16, FMLP_ACT_GELU_TANH, true, m, hid, dim, 2 * hid, x, dim, w, b, h, hid, sms};
-            fmlp_cu_gemm_args dn = {FMLP_BF16, FMLP_ACT_NONE, false, m, dim, hid, dim, h, hid, w2, b, y, dim, sms};
+            fmlp_cu_gemm_args g = {FMLP_BF16, FMLP_ACT_GELU_TANH, true, m, hid, dim, 2 * hid, x, dim, w, b, h, hid, sms, 0, 0, false};
+            fmlp_cu_gemm_args dn = {FMLP_BF16, FMLP_ACT_NONE, false, m, dim, hid, dim, h, hid, w2, b, y, dim, sms, 0, 0, false};
             const fmlp_cu_gemm_variant picked = fmlp_cu_gemm_pick(&g, sms, ccm);
             for (int c = 0; c < fmlp_cu_gemm_wgmma_configs(); c++) {
                 const kv v = {FMLP_CU_GEMM_WGMMA, c};

@@ -39,19 +39,12 @@
 #include "cuda/mma_sync.cuh"
 #include "cuda/row_dot.cuh"
 #include "cuda/stream_copy.cuh"
+#include "../cuda_check.cuh"
 #include "../limits.h"
 #include "../name_list.h"
 #include "variants.inc"
 
 typedef __nv_bfloat16 T;
-#define CK(x)                                                                                                   \
-    do {                                                                                                        \
-        cudaError_t e_ = (x);                                                                                   \
-        if (e_ != cudaSuccess) {                                                                                \
-            printf("CUDA error %s: %s line %d\n", #x, cudaGetErrorString(e_), __LINE__);                       \
-            exit(1);                                                                                            \
-        }                                                                                                       \
-    } while (0)
 
 typedef cudaError_t (*launch_fn)(cudaStream_t, const fmlp_cu_mlp_args *);
 struct variant {
