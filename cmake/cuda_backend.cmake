@@ -63,7 +63,7 @@ function(fmlp_cuda_probe name src opt link)
 endfunction()
 
 # What each CUDA runtime call a forward makes costs the host; needs only the runtime.
-fmlp_cuda_probe(fmlp_launch_cost launch_cost -O2 CUDA::cudart_static)
+fmlp_cuda_probe(fmlp_launch_cost launch_cost -O3 CUDA::cudart_static)
 # The small-row floors measured as a forward is timed: graph replays of
 # empty, cooperative and weight-reading kernels.
 fmlp_cuda_probe(fmlp_read_floor read_floor -O3 CUDA::cudart_static)

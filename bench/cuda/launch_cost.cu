@@ -6,7 +6,7 @@
  * queries), median of many back-to-back calls, so a forward's host time can
  * be read as the sum of its calls plus fmlp's own bookkeeping.
  * CMake builds it as fmlp_launch_cost; alone:
- * nvcc -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a bench/cuda/launch_cost.cu -o launch_cost */
+ * nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a bench/cuda/launch_cost.cu -o launch_cost */
 #include <cuda.h>
 #include <cuda_runtime.h>
 
