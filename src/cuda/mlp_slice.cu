@@ -21,6 +21,7 @@
 #include "cuda/kernel_entry.cuh"
 #include "cuda/kernels.h"
 #include "cuda/mlp_grid.cuh"
+#include "cuda/row_dot.cuh"
 
 namespace cg = cooperative_groups;
 
@@ -32,22 +33,13 @@ constexpr int SL_SPREAD = 5;
 constexpr int SL_MAX_BLOCKS = 32 * SL_SPREAD;
 constexpr int SL_MAX_COLS = 32, SL_MAX_OUT = 1024;
 
-__device__ __forceinline__ void to_f32x8(__nv_bfloat16, uint4 w, float (&f)[8])
+/* 8 weights or x values as f32, in element order. */
+template <typename T> __device__ __forceinline__ void to_f32x8(uint4 w, float (&f)[8])
 {
     const uint32_t u[4] = {w.x, w.y, w.z, w.w};
 #pragma unroll
     for (int i = 0; i < 4; i++) {
-        f[2 * i] = __uint_as_float(u[i] << 16);
-        f[2 * i + 1] = __uint_as_float(u[i] & 0xffff0000u);
-    }
-}
-
-__device__ __forceinline__ void to_f32x8(__half, uint4 w, float (&f)[8])
-{
-    const uint32_t u[4] = {w.x, w.y, w.z, w.w};
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-        const float2 v = __half22float2(*reinterpret_cast<const __half2 *>(&u[i]));
+        const float2 v = fmlp_pair_f32<T>(u[i]);
         f[2 * i] = v.x;
         f[2 * i + 1] = v.y;
     }
@@ -65,7 +57,7 @@ struct slice_params {
     float *part;           /* [blocks][out] */
     int dim, out;          /* multiples of 8 */
     int jbase, jrem;       /* block b owns jbase + (b < jrem) hidden columns */
-    int obase, orem;       /* and adds jbase's analogue of the outputs */
+    int obase, orem;       /* and adds up obase + (b < orem) outputs after the barrier */
     int rg_n;              /* thread groups splitting the down rows: SL_THREADS / (out / 8) */
     float inv_ncol;        /* 1 / (out / 8), for tid / ncol without a division */
     int act;
@@ -119,7 +111,7 @@ template <typename T, int WPL, int JMAX> __device__ __forceinline__ void slice_b
     /* gate and up: a warp sum per row; h rounded to T as the two-kernel plan stores it */
     float xf[WPL][8];
 #pragma unroll
-    for (int t = 0; t < WPL; t++) to_f32x8(T(), xv[t], xf[t]);
+    for (int t = 0; t < WPL; t++) to_f32x8<T>(xv[t], xf[t]);
     float s[RPW];
 #pragma unroll
     for (int q = 0; q < RPW; q++) {
@@ -127,7 +119,7 @@ template <typename T, int WPL, int JMAX> __device__ __forceinline__ void slice_b
 #pragma unroll
         for (int t = 0; t < WPL; t++) {
             float wf[8];
-            to_f32x8(T(), wg[q][t], wf);
+            to_f32x8<T>(wg[q][t], wf);
 #pragma unroll
             for (int i = 0; i < 8; i++) s[q] = fmaf(wf[i], xf[t][i], s[q]);
         }
@@ -153,7 +145,7 @@ template <typename T, int WPL, int JMAX> __device__ __forceinline__ void slice_b
             const unsigned jj = rg + rg_n * q;
             const float h = jj < nj ? hs[jj] : 0.0f;
             float wf[8];
-            to_f32x8(T(), wd[q], wf);
+            to_f32x8<T>(wd[q], wf);
 #pragma unroll
             for (int i = 0; i < 8; i++) acc[i] = fmaf(h, wf[i], acc[i]);
         }

@@ -1,6 +1,7 @@
 /* Why: the kernels that stream whole weight-row segments at one row
  * (gemv_row.cu, mlp_stream.cu) multiply 16-byte words of weights with x in
- * f32 FMAs, in the same order, so both give the same sums. */
+ * f32 FMAs, in the same order, so both give the same sums; mlp_slice.cu
+ * widens its words with the same pair conversion. */
 #ifndef FMLP_CUDA_ROW_DOT_CUH
 #define FMLP_CUDA_ROW_DOT_CUH
 
