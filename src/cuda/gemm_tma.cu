@@ -578,7 +578,9 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
 #define FMLP_TMA_CONFIGS(X) \
     X(64x64, 1, 64, 6)      \
     X(64x128, 1, 128, 4)    \
-    X(128x128, 2, 128, 3)
+    X(128x128, 2, 128, 3)   \
+    X(64x48, 1, 48, 8)      \
+    X(128x48, 2, 48, 6)
 /* Persistent configurations: name, warpgroups per tile, m64 slices per
  * warpgroup, BN, stages (BM = 64 x the two middle numbers; fewer where
  * the output staging leaves no room), TMA-stored output. tma_pick names
@@ -627,6 +629,10 @@ const tma_entry tma_table[] = {FMLP_TMA_CONFIGS(FMLP_TMA_ENTRY) FMLP_TMP_CONFIGS
 constexpr int TMA_CONFIGS = (int)(sizeof tma_table / sizeof tma_table[0]);
 #define FMLP_TMA_COUNT(...) +1
 constexpr int TMA_PLAIN_CONFIGS = 0 FMLP_TMA_CONFIGS(FMLP_TMA_COUNT);
+/* The one-tile-per-block configurations picked by tile count; the 48-wide
+ * ones after them are picked for GLU GEMMs of at most 128 rows. */
+constexpr int TMA_PLAIN_PICKS = 3;
+constexpr int TMA_64x64 = 0, TMA_128x128 = 2, TMA_64x48 = 3, TMA_128x48 = 4;
 
 /* Table positions of the persistent configurations. */
 constexpr int TMA_COOP_128x256 = TMA_PLAIN_CONFIGS, TMA_PINGPONG_128x128 = TMA_PLAIN_CONFIGS + 1,
@@ -660,6 +666,16 @@ bool fills_waves(int64_t tiles, int64_t sms)
  *   it lost to the ping-pong;
  * - other plain GEMMs: the TMA-stored ping-pong where its tiles fill whole
  *   waves (1.03-1.10x the register-stored one on 3072 -> 768).
+ * - GLU of at most 128 rows with fewer 128x128 tiles than SMs (H100,
+ *   GEMM-only against cuBLASLt's plain GEMM of the same size,
+ *   bench/results/h100_glu_small_tiles_2026-12-06.md): at up to 64 rows
+ *   the 64x48 tile where 64x64 tiles leave SMs without one (768 -> 3072:
+ *   1.10-1.15x against 0.99-1.06x); at 65-128 rows 128x48 unless the
+ *   128x128 tiles cover half the SMs (768 -> 3072 at 96 / 128 rows:
+ *   0.81-0.82 / 0.94-1.00x against 0.69 / 0.75-0.79x for the 64x64 picked
+ *   before; 896 -> 4864 at 128 rows: 128x128 0.82-1.04x, 128x48
+ *   0.76-0.99x, the 64x128 picked before 0.69-0.93x). From 129 rows the
+ *   48-wide tiles lost to the others (0.42-0.67x at 192 and 256 rows).
  * Otherwise the largest one-tile-per-block tile that still gives every SM
  * a tile: large tiles re-read less and stream longer, but below one tile
  * per SM they leave SMs idle (bench/results/h200_kernels.txt: 64x64 wins
@@ -682,9 +698,11 @@ int tma_pick(const fmlp_cu_gemm_args *a)
             if (cost(i) < cost(best)) best = i;
         return cand[best];
     }
+    if (a->glu && a->m <= 64 && tiles(tma_table[TMA_64x64]) < sms) return TMA_64x48;
+    if (a->glu && a->m > 64 && a->m <= 128) return tiles(tma_table[TMA_128x128]) * 2 >= sms ? TMA_128x128 : TMA_128x48;
     if (!a->glu && a->k >= 2048 && fills_waves(tiles(tma_table[TMA_COOP_128x256]), sms)) return TMA_COOP_128x256;
     if (!a->glu && fills_waves(pp, sms)) return TMA_PINGPONG_STORE;
-    for (int i = TMA_PLAIN_CONFIGS - 1; i > 0; i--)
+    for (int i = TMA_PLAIN_PICKS - 1; i > 0; i--)
         if (tiles(tma_table[i]) >= sms) return i;
     return 0;
 }

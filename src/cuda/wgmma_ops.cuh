@@ -1,6 +1,6 @@
 /* Why: wgmma takes its accumulators as one PTX operand per register, so each
  * tile width needs its own spelled-out instruction. These are the m64nNk16
- * forms fmlp's Hopper GEMM uses (N = 64, 128, 160, 192, 256), f32 accumulators, both
+ * forms fmlp's Hopper GEMM uses (N = 48, 64, 128, 160, 192, 256), f32 accumulators, both
  * operands from shared memory through descriptors, K-major, scale-d = 1.
  * Included only by gemm_tma.cu, inside its sm_90a-only section. */
 #ifndef FMLP_CUDA_WGMMA_OPS_CUH
@@ -26,6 +26,10 @@
     asm volatile("wgmma.mma_async.sync.aligned.m64n160k16.f32." TY "." TY " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79}, %80, %81, 1, 1, 1, 0, 0;\n" \
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]) \
                  : "l"(da), "l"(db))
+#define FMLP_WGMMA_N48(TY) \
+    asm volatile("wgmma.mma_async.sync.aligned.m64n48k16.f32." TY "." TY " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23}, %24, %25, 1, 1, 1, 0, 0;\n" \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]) \
+                 : "l"(da), "l"(db))
 template <typename T, int N> __device__ __forceinline__ void wgmma_tile(float (&d)[N / 2], uint64_t da, uint64_t db);
 #define FMLP_WGMMA_SPEC(T, TY, N) \
     template <> __device__ __forceinline__ void wgmma_tile<T, N>(float (&d)[N / 2], uint64_t da, uint64_t db) { FMLP_WGMMA_N##N(TY); }
@@ -39,6 +43,8 @@ FMLP_WGMMA_SPEC(__nv_bfloat16, "bf16", 192)
 FMLP_WGMMA_SPEC(__half, "f16", 192)
 FMLP_WGMMA_SPEC(__nv_bfloat16, "bf16", 160)
 FMLP_WGMMA_SPEC(__half, "f16", 160)
+FMLP_WGMMA_SPEC(__nv_bfloat16, "bf16", 48)
+FMLP_WGMMA_SPEC(__half, "f16", 48)
 #undef FMLP_WGMMA_SPEC
 
 #endif
