@@ -674,8 +674,12 @@ bool fills_waves(int64_t tiles, int64_t sms)
  *   128x128 tiles cover half the SMs (768 -> 3072 at 96 / 128 rows:
  *   0.81-0.82 / 0.94-1.00x against 0.69 / 0.75-0.79x for the 64x64 picked
  *   before; 896 -> 4864 at 128 rows: 128x128 0.82-1.04x, 128x48
- *   0.76-0.99x, the 64x128 picked before 0.69-0.93x). From 129 rows the
- *   48-wide tiles lost to the others (0.42-0.67x at 192 and 256 rows).
+ *   0.76-0.99x, the 64x128 picked before 0.69-0.93x). From 193 rows, K <
+ *   2048, the TMA-stored ping-pong even with fewer tiles than SMs (768 ->
+ *   3072 at 256 rows: 0.90x against 0.62x for the 64x128 picked before,
+ *   the forward 14% faster L2-warm and 10% cold). At 129-192 rows it read
+ *   0.86-0.88x against 0.69x too, but there the forward was 4% slower
+ *   L2-warm at 192 rows and 2% slower cold at 129, so those keep 64x128.
  * Otherwise the largest one-tile-per-block tile that still gives every SM
  * a tile: large tiles re-read less and stream longer, but below one tile
  * per SM they leave SMs idle (bench/results/h200_kernels.txt: 64x64 wins
@@ -698,6 +702,7 @@ int tma_pick(const fmlp_cu_gemm_args *a)
             if (cost(i) < cost(best)) best = i;
         return cand[best];
     }
+    if (a->glu && a->k < 2048 && a->m > 192) return TMA_PINGPONG_STORE;
     if (a->glu && a->m <= 64 && tiles(tma_table[TMA_64x64]) < sms) return TMA_64x48;
     if (a->glu && a->m > 64 && a->m <= 128) return tiles(tma_table[TMA_128x128]) * 2 >= sms ? TMA_128x128 : TMA_128x48;
     if (!a->glu && a->k >= 2048 && fills_waves(tiles(tma_table[TMA_COOP_128x256]), sms)) return TMA_COOP_128x256;
