@@ -76,3 +76,6 @@ fmlp_cuda_probe(fmlp_hidden_slice hidden_slice -O3 fmlp)
 # in every CUDA build.
 fmlp_cuda_probe(fmlp_kernel_check kernel_check -O3 fmlp)
 fmlp_cuda_probe(fmlp_gemv_patterns gemv_patterns -O3 CUDA::cudart_static)
+# One GEMM shape's tiles and cuBLASLt's algorithms timed in turns (the
+# tables of bench/results/*gemm*).
+fmlp_cuda_probe(fmlp_gemm_one gemm_one -O3 fmlp)

@@ -6,15 +6,15 @@
  * GEMM of the same M x N x K, on random data: each candidate's batch of
  * reps once per round, five rounds starting one further on, best batch
  * kept; one line each, with the ratio to cuBLASLt when it is listed.
- * Usage: gemm_one M DIM HIDDEN glu|down fmlp|lt|<config>[,...] [reps]
+ * Usage: gemm_one M DIM HIDDEN glu|down fmlp|lt|lt<i>|<config>[,...] [reps]
  *   glu: the gate|up GEMM with GELU-tanh (M x 2 HIDDEN x DIM), down: the
- *   plain GEMM (M x DIM x HIDDEN); <config> a wgmma configuration number.
+ *   plain GEMM (M x DIM x HIDDEN); <config> a wgmma configuration number;
+ *   lt<i> the cuBLASLt heuristic's i-th algorithm (lt = lt0, its choice).
  *   GEMM_ONE_PREHEAT_MS=N runs each candidate untimed for N ms before each
  *   of its timed batches: the clock the power cap leaves it, the state a
  *   forward runs in (bench/results/h100_sustained_2026-12-06.md); without
  *   it a batch reads whatever clock the one before left.
- * Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Isrc bench/cuda/gemm_one.cu
- *        src/cuda/gemm.cu src/cuda/gemm_tma.cu src/cuda/gemv_row.cu -lcublasLt -lcuda */
+ * Build: the fmlp_gemm_one target of a CUDA build (cmake/cuda_backend.cmake). */
 #include <cublasLt.h>
 #include <cuda_bf16.h>
 #include <stdio.h>
@@ -59,13 +59,13 @@ static double now_ms(void)
     return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
-/* One candidate's batch of reps launches: -2 cuBLASLt, else a configuration. */
+/* One candidate's batch of reps launches: -2 - i cuBLASLt's algorithm i, else a configuration. */
 static int batch(int cand, int reps, cublasLtHandle_t h, const lt_plain *lp, const fmlp_cu_gemm_args *a, void *ws,
                  size_t wss)
 {
     for (int r = 0; r < reps; r++) {
-        if (cand == -2) {
-            if (lt_plain_run(h, lp, a->x, a->w, a->out, ws, wss, 0) != CUBLAS_STATUS_SUCCESS)
+        if (cand <= -2) {
+            if (lt_plain_run_algo(h, lp, -2 - cand, a->x, a->w, a->out, ws, wss, 0) != CUBLAS_STATUS_SUCCESS)
                 return fail("lt_plain_run", "cuBLASLt failed");
         } else {
             const cudaError_t e = fmlp_cu_gemm_wgmma_config(0, a, cand);
@@ -77,13 +77,13 @@ static int batch(int cand, int reps, cublasLtHandle_t h, const lt_plain *lp, con
 
 int main(int argc, char **argv)
 {
-    if (argc < 6) return fail("usage", "gemm_one M DIM HIDDEN glu|down fmlp|lt|<config>[,...] [reps]");
+    if (argc < 6) return fail("usage", "gemm_one M DIM HIDDEN glu|down fmlp|lt|lt<i>|<config>[,...] [reps]");
     const int64_t m = atoll(argv[1]), dim = atoll(argv[2]), hid = atoll(argv[3]);
     const bool glu = !strcmp(argv[4], "glu");
     const int reps = argc > 6 ? atoi(argv[6]) : 5;
-    int cand[16], nc = 0; /* -2: cuBLASLt, -1: fmlp's pick, else a configuration */
+    int cand[16], nc = 0; /* -2 - i: cuBLASLt's algorithm i, -1: fmlp's pick, else a configuration */
     for (char *t = strtok(argv[5], ","); t && nc < 16; t = strtok(NULL, ","))
-        cand[nc++] = !strcmp(t, "lt") ? -2 : !strcmp(t, "fmlp") ? -1 : atoi(t);
+        cand[nc++] = !strncmp(t, "lt", 2) ? -2 - atoi(t + 2) : !strcmp(t, "fmlp") ? -1 : atoi(t);
     if (m < 1 || dim < 8 || hid < 8 || reps < 1 || (!glu && strcmp(argv[4], "down")))
         return fail("arguments", "M, DIM, HIDDEN positive (DIM, HIDDEN >= 8), glu or down, reps >= 1");
     const int64_t n = glu ? hid : dim, k = glu ? dim : hid, nw = glu ? 2 * hid : dim;
@@ -106,13 +106,15 @@ int main(int argc, char **argv)
     void *ws = NULL;
     const size_t wss = (size_t)32 << 20;
     for (int c = 0; c < nc; c++)
-        if (cand[c] >= fmlp_cu_gemm_wgmma_configs() || cand[c] < -2)
-            return fail("config", "not a wgmma configuration number");
+        if (cand[c] >= fmlp_cu_gemm_wgmma_configs() || cand[c] < -2 - (LT_PLAIN_ALGOS - 1))
+            return fail("config", "not a wgmma configuration number or lt0..lt7");
     CK(cudaMalloc(&ws, wss));
     CKLT(cublasLtCreate(&h));
     const cublasStatus_t made = lt_plain_make(h, m, nw, k, wss, &lp);
     if (made == CUBLAS_STATUS_NOT_SUPPORTED) return fail("cuBLASLt", "no algorithm for the shape");
     CKLT(made);
+    for (int c = 0; c < nc; c++)
+        if (-2 - cand[c] >= lp.algos) return fail("config", "the cuBLASLt heuristic has fewer algorithms for the shape");
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
@@ -141,10 +143,13 @@ int main(int argc, char **argv)
         if (cand[c] == -2) lt_us = best[c] * 1e3f / reps;
     for (int c = 0; c < nc; c++) {
         const double us = best[c] * 1e3 / reps;
-        printf("%-52s %6lld x %6lld x %6lld %-4s %9.2f us %7.1f TFLOP/s", cand[c] == -2 ? "cublasLt" : fmlp_cu_gemm_wgmma_config_name(&a, cand[c]),
+        char lt_name[64];
+        if (cand[c] < -2) snprintf(lt_name, sizeof lt_name, "cublasLt algorithm %d (split-K %d)", -2 - cand[c], lt_plain_split(&lp, -2 - cand[c]));
+        printf("%-52s %6lld x %6lld x %6lld %-4s %9.2f us %7.1f TFLOP/s",
+               cand[c] == -2 ? "cublasLt" : cand[c] < -2 ? lt_name : fmlp_cu_gemm_wgmma_config_name(&a, cand[c]),
                (long long)m, (long long)nw, (long long)k, argv[4], us, fl / us * 1e-6);
         if (lt_us > 0) printf("  %.3fx cuBLASLt", lt_us / us);
-        if (cand[c] != -2) printf("  %lld blocks", (long long)fmlp_cu_gemm_wgmma_blocks(&a, cand[c]));
+        if (cand[c] > -2) printf("  %lld blocks", (long long)fmlp_cu_gemm_wgmma_blocks(&a, cand[c]));
         printf("\n");
     }
     return 0;
