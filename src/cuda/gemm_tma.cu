@@ -40,7 +40,9 @@ template <int WGS, int BN, int S> struct tma_cfg {
     static constexpr int THREADS = 128 * WGS + 32;
     static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
     static constexpr int SMEM = S * STAGE + 2 * S * 8 + 1024;
-    static constexpr int MIN_BLOCKS = 2 * SMEM <= 227 * 1024 && WGS * BN <= 256 ? 2 : 1;
+    /* an SM's 228 KB hold two blocks' shared memory and the 1 KB the
+     * hardware reserves for each (64x48 with 8 stages: one block) */
+    static constexpr int MIN_BLOCKS = 2 * (SMEM + 1024) <= 228 * 1024 && WGS * BN <= 256 ? 2 : 1;
 };
 
 #ifdef FMLP_HAVE_WGMMA
