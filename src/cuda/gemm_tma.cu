@@ -669,7 +669,10 @@ bool fills_waves(int64_t tiles, int64_t sms)
  * - other plain GEMMs: the TMA-stored ping-pong where its tiles fill whole
  *   waves (1.03-1.10x the register-stored one on 3072 -> 768).
  * - GLU of at most 128 rows with fewer 128x128 tiles than SMs (H100,
- *   GEMM-only against cuBLASLt's plain GEMM of the same size,
+ *   GEMM-only against cuBLASLt's plain GEMM of the same size, timed as
+ *   plain launches, which may favour fmlp; the tutorial's forward in a
+ *   graph went from 11.3 / 15.2 / 13.7 to 10.9 / 13.8 / 12.5 us L2-warm
+ *   at 64 / 96 / 128 rows;
  *   bench/results/h100_glu_small_tiles_2026-12-06.md): at up to 64 rows
  *   the 64x48 tile where 64x64 tiles leave SMs without one (768 -> 3072:
  *   1.10-1.15x against 0.99-1.06x); at 65-128 rows 128x48 unless the
