@@ -248,16 +248,22 @@ __device__ __forceinline__ void tma_body(const CUtensorMap *tx, const CUtensorMa
  * turn before its first full-barrier wait, so no wait is issued more than
  * one phase ahead of its mbarrier (a parity wait cannot tell phases two
  * apart).
- * TS serves short K (768: 12 k steps a tile), where what a tile costs
- * besides its matrix work sets the pace: a ping-pong team stages its output
- * tile in shared memory and writes it with TMA stores, whole lines instead
- * of the accumulators' half-sector pair stores. */
+ * TS: a ping-pong team stages its output tile in shared memory and writes
+ * it with TMA stores, whole lines instead of the accumulators'
+ * half-sector pair stores. With short K (768: 12 k steps a tile) what a
+ * tile costs besides its matrix work sets the pace; the 128x192 form
+ * (which takes its bias from L1) also moves a sixth fewer operand bytes
+ * per FLOP than 128x128 and leads at long K too. */
 template <int WPT, int MW, int BN, int SR, bool TS, bool GLU> struct tmp_cfg {
     static_assert(!TS || WPT == 1, "TMA-stored output tiles are a ping-pong team's");
     static constexpr int BM = 64 * MW * WPT;
     static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
-    /* per team: boxes of BM rows x 64 output columns */
-    static constexpr int BOX = BM * 128, STG = TS ? (GLU ? BN / 2 : BN) / 64 * BOX : 0, EXTRA = 2 / WPT * STG;
+    /* per team: boxes of BM rows x OBC output columns, 64 (128-byte
+     * swizzle) where they divide the tile's output columns, else 32
+     * (64-byte swizzle: the 96 of a 192-wide GLU tile) */
+    static constexpr int OUT = GLU ? BN / 2 : BN, OBC = OUT % 64 == 0 ? 64 : 32;
+    static_assert(!TS || OUT % OBC == 0, "staged output tiles are whole boxes");
+    static constexpr int BOX = BM * OBC * 2, STG = TS ? OUT / OBC * BOX : 0, EXTRA = 2 / WPT * STG;
     /* SR stages, or as many as fit beside the staging area */
     static constexpr int S_FIT = (227 * 1024 - 1024 - EXTRA) / (STAGE + 16), S = SR < S_FIT ? SR : S_FIT;
     static constexpr int SMEM = S * STAGE + EXTRA + 2 * S * 8 + 1024;
@@ -292,18 +298,21 @@ template <> __device__ __forceinline__ float bits_f32<__half>(uint32_t h)
  * per 128x256 tile on the H200, as much as the tile's matrix work at
  * K = 768.) GLU: word 2j gate, 2j + 1 up of columns n0 + 16j + 2tq (+1);
  * plain: word j of columns n0 + 8j + 2tq (+1). Zeros past the end. */
-template <typename T, bool GLU, int BN>
-__device__ __forceinline__ void tmp_bias(const fmlp_cu_gemm_args &p, uint32_t (&bw)[BN / 8], int64_t n0)
+template <bool GLU> __device__ __forceinline__ uint32_t bias_word(const fmlp_cu_gemm_args &p, int i, int64_t n0)
 {
     const unsigned short *__restrict__ b = static_cast<const unsigned short *>(p.b);
     const int64_t lim = GLU ? p.nw : p.n;
     const int tq = threadIdx.x & 3;
+    const int64_t c = GLU ? n0 + (i >> 1) * 16 + (i & 1) * 8 + 2 * tq : n0 + i * 8 + 2 * tq;
+    const uint32_t lo = b && c < lim ? __ldg(b + c) : 0u, hi = b && c + 1 < lim ? __ldg(b + c + 1) : 0u;
+    return lo | hi << 16;
+}
+
+template <typename T, bool GLU, int BN>
+__device__ __forceinline__ void tmp_bias(const fmlp_cu_gemm_args &p, uint32_t (&bw)[BN / 8], int64_t n0)
+{
 #pragma unroll
-    for (int i = 0; i < BN / 8; i++) {
-        const int64_t c = GLU ? n0 + (i >> 1) * 16 + (i & 1) * 8 + 2 * tq : n0 + i * 8 + 2 * tq;
-        const uint32_t lo = b && c < lim ? __ldg(b + c) : 0u, hi = b && c + 1 < lim ? __ldg(b + c + 1) : 0u;
-        bw[i] = lo | hi << 16;
-    }
+    for (int i = 0; i < BN / 8; i++) bw[i] = bias_word<GLU>(p, i, n0);
 }
 
 /* tma_epilogue_act with the bias from registers and the row bounds and
@@ -366,23 +375,35 @@ template <typename T> __device__ __forceinline__ uint32_t pack2(float v0, float 
 }
 
 /* tmp_epilogue_act into a team's staging area: m64 slice w of its
- * BM x (GLU ? BN/2 : BN) output tile, as boxes of 64 columns laid out the
- * way the output tensor map's 128-byte swizzle reads them (16-byte chunk c
- * of row r at chunk c ^ (r & 7)). A warp's pair stores then fall on 32
- * distinct banks. Bounds are the TMA store's. GELU-tanh takes the hardware
- * tanh here (fmlp_act_fast). */
-template <typename T, bool GLU, int BN, int BOX, int ACT>
-__device__ __forceinline__ void tmp_stage_act(const float (&d)[BN / 2], const uint32_t (&bw)[BN / 8], uint32_t stg, int w)
+ * BM x OUT output tile, as boxes of OBC columns laid out the way the
+ * output tensor map's swizzle reads them (128-byte rows: 16-byte chunk c
+ * of row r at chunk c ^ (r & 7); 64-byte rows: c ^ ((r >> 1) & 3)). A
+ * warp's pair stores then fall on 32 distinct banks. Bounds are the TMA
+ * store's. The bias comes from bw, or where the accumulators leave no
+ * registers for it (BREG false) from L1, prefetched when the tile
+ * started. GELU-tanh takes the hardware tanh here (fmlp_act_fast). */
+template <typename T, bool GLU, int BN, int OBC, int BOX, bool BREG, int ACT>
+__device__ __forceinline__ void tmp_stage_act(const fmlp_cu_gemm_args &p, const float (&d)[BN / 2],
+                                              const uint32_t *bw, int64_t n0, uint32_t stg, int w)
 {
     const int t = threadIdx.x & 127, lane = t & 31, g = lane >> 2, tq = lane & 3;
-    const uint32_t row0 = stg + (uint32_t)(w * 64 + (t >> 5) * 16 + g) * 128 + 4 * tq, row1 = row0 + 8 * 128;
-    /* the 8 columns j * 8.. of the staged tile */
-    auto chunk = [g](int j) { return (uint32_t)((j >> 3) * BOX + (((j & 7) ^ g) << 4)); };
+    const uint32_t row0 = stg + (uint32_t)(w * 64 + (t >> 5) * 16 + g) * (OBC * 2) + 4 * tq, row1 = row0 + 8 * OBC * 2;
+    /* the 8 columns j * 8.. of the staged tile (rows g and g + 8 share
+     * their swizzle) */
+    auto chunk = [g](int j) {
+        return OBC == 64 ? (uint32_t)((j >> 3) * BOX + (((j & 7) ^ g) << 4))
+                         : (uint32_t)((j >> 2) * BOX + (((j & 3) ^ ((g >> 1) & 3)) << 4));
+    };
+    auto word = [&](int i) -> uint32_t {
+        if constexpr (BREG) return bw[i];
+        else return bias_word<GLU>(p, i, n0);
+    };
     if (GLU) {
 #pragma unroll
         for (int j = 0; j < BN / 16; j++) {
-            const float bg0 = bits_f32<T>(bw[2 * j] & 0xFFFFu), bg1 = bits_f32<T>(bw[2 * j] >> 16);
-            const float bu0 = bits_f32<T>(bw[2 * j + 1] & 0xFFFFu), bu1 = bits_f32<T>(bw[2 * j + 1] >> 16);
+            const uint32_t wg = word(2 * j), wu = word(2 * j + 1);
+            const float bg0 = bits_f32<T>(wg & 0xFFFFu), bg1 = bits_f32<T>(wg >> 16);
+            const float bu0 = bits_f32<T>(wu & 0xFFFFu), bu1 = bits_f32<T>(wu >> 16);
             const float *e = d + 8 * j;
             const uint32_t v0 = pack2<T>(fmlp_act_fast<true>(ACT, e[0] + bg0) * (e[4] + bu0), fmlp_act_fast<true>(ACT, e[1] + bg1) * (e[5] + bu1));
             const uint32_t v1 = pack2<T>(fmlp_act_fast<true>(ACT, e[2] + bg0) * (e[6] + bu0), fmlp_act_fast<true>(ACT, e[3] + bg1) * (e[7] + bu1));
@@ -392,7 +413,8 @@ __device__ __forceinline__ void tmp_stage_act(const float (&d)[BN / 2], const ui
     } else {
 #pragma unroll
         for (int j = 0; j < BN / 8; j++) {
-            const float b0 = bits_f32<T>(bw[j] & 0xFFFFu), b1 = bits_f32<T>(bw[j] >> 16);
+            const uint32_t wb = word(j);
+            const float b0 = bits_f32<T>(wb & 0xFFFFu), b1 = bits_f32<T>(wb >> 16);
             const float *e = d + 4 * j;
             const uint32_t v0 = pack2<T>(fmlp_act_fast<true>(ACT, e[0] + b0), fmlp_act_fast<true>(ACT, e[1] + b1));
             const uint32_t v1 = pack2<T>(fmlp_act_fast<true>(ACT, e[2] + b0), fmlp_act_fast<true>(ACT, e[3] + b1));
@@ -402,14 +424,15 @@ __device__ __forceinline__ void tmp_stage_act(const float (&d)[BN / 2], const ui
     }
 }
 
-#define FMLP_TMP_STAGE_CASE(e, ...)                       \
-    case e: tmp_stage_act<T, GLU, BN, BOX, e>(d, bw, stg, w); \
+#define FMLP_TMP_STAGE_CASE(e, ...)                                          \
+    case e: tmp_stage_act<T, GLU, BN, OBC, BOX, BREG, e>(p, d, bw, n0, stg, w); \
         return;
 
-template <typename T, bool GLU, int BN, int BOX>
-__device__ __forceinline__ void tmp_stage(int act, const float (&d)[BN / 2], const uint32_t (&bw)[BN / 8], uint32_t stg, int w)
+template <typename T, bool GLU, int BN, int OBC, int BOX, bool BREG>
+__device__ __forceinline__ void tmp_stage(const fmlp_cu_gemm_args &p, const float (&d)[BN / 2], const uint32_t *bw,
+                                          int64_t n0, uint32_t stg, int w)
 {
-    switch (act) { FMLP_ACT_TABLE(FMLP_TMP_STAGE_CASE) }
+    switch (p.act) { FMLP_ACT_TABLE(FMLP_TMP_STAGE_CASE) }
 }
 
 /* A team's 128 threads (named barriers 3 and 4; 1 and 2 order the teams). */
@@ -428,12 +451,11 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
     /* the bias in registers, except where the accumulators and the bias
      * words would not fit (plain 128x256: 128 accumulators and 32 words;
      * 128x192: 192 and 24; ptxas spills; 128x160 is built alike); there
-     * it is prefetched into L1 at the tile's start */
+     * it is prefetched into L1 at the tile's start and read from there */
     constexpr bool BREG = BN <= 128;
     /* 160 or 192 accumulators a thread: the consumers take 240 registers, the
      * producer (a loop of TMA issues) 24 */
     constexpr bool BIG = MW * BN > 256;
-    static_assert(!TS || BREG, "staged epilogues take the bias from registers");
     const int wg = warpgroup();
     const int KT = (int)((p.k + 63) / 64);
     /* tma_launch keeps tiles and rows under 2^31 */
@@ -526,14 +548,14 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
                 if (lead) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
                 team_sync(team);
 #pragma unroll
-                for (int w = 0; w < MW; w++) tmp_stage<T, GLU, BN, C::BOX>(p.act, d[w], bw, stg, w);
+                for (int w = 0; w < MW; w++) tmp_stage<T, GLU, BN, C::OBC, C::BOX, BREG>(p, d[w], bw, (int64_t)nb * BN, stg, w);
                 asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
                 team_sync(team);
                 if (lead) {
-                    const int c0 = GLU ? nb * (BN / 2) : nb * BN;
+                    const int c0 = nb * C::OUT;
 #pragma unroll
-                    for (int bx = 0; bx < (GLU ? BN / 128 : BN / 64); bx++)
-                        if (c0 + bx * 64 < p.n) tma_store(to, stg + bx * C::BOX, c0 + bx * 64, mb * C::BM);
+                    for (int bx = 0; bx < C::OUT / C::OBC; bx++)
+                        if (c0 + bx * C::OBC < p.n) tma_store(to, stg + bx * C::BOX, c0 + bx * C::OBC, mb * C::BM);
                     asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
                 }
                 continue;
@@ -591,7 +613,7 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
     X(128x256_coop, 2, 1, 256, 4, false)             \
     X(128x128_pingpong, 1, 2, 128, 6, false)         \
     X(128x128_pingpong_tmastore, 1, 2, 128, 6, true) \
-    X(128x192_pingpong, 1, 2, 192, 5, false)         \
+    X(128x192_pingpong_tmastore, 1, 2, 192, 4, true) \
     X(128x160_pingpong, 1, 2, 160, 6, false)
 #define FMLP_TMA_FAMILY(SHAPE, WGS, BN, S)                                                           \
     FMLP_TMA_K(fmlp_gemm_bf16_wgmma_##SHAPE, __nv_bfloat16, false, WGS, BN, S)                       \
@@ -613,7 +635,7 @@ namespace {
 struct tma_entry {
     const void *fn[2][2]; /* [f16][glu] */
     const char *name[2][2];
-    int bm, bn, threads, smem[2]; /* [glu] */
+    int bm, bn, threads, smem[2], obc[2]; /* [glu]; obc: output box columns */
     bool persistent, ts;
 };
 #define FMLP_TMA_FNS(SHAPE)                                                                                          \
@@ -623,10 +645,11 @@ struct tma_entry {
       {"fmlp_gemm_f16_wgmma_" #SHAPE, "fmlp_gemm_glu_f16_wgmma_" #SHAPE}},
 #define FMLP_TMA_ENTRY(SHAPE, WGS, BN, S) \
     FMLP_TMA_FNS(SHAPE) 64 * WGS, BN, tma_cfg<WGS, BN, S>::THREADS, {tma_cfg<WGS, BN, S>::SMEM, tma_cfg<WGS, BN, S>::SMEM}, \
-        false, false},
+        {64, 64}, false, false},
 #define FMLP_TMP_ENTRY(SHAPE, WPT, MW, BN, S, TS)                                            \
     FMLP_TMA_FNS(SHAPE) 64 * MW * WPT, BN, 384,                                                  \
-        {tmp_cfg<WPT, MW, BN, S, TS, false>::SMEM, tmp_cfg<WPT, MW, BN, S, TS, true>::SMEM}, true, TS},
+        {tmp_cfg<WPT, MW, BN, S, TS, false>::SMEM, tmp_cfg<WPT, MW, BN, S, TS, true>::SMEM},      \
+        {tmp_cfg<WPT, MW, BN, S, TS, false>::OBC, tmp_cfg<WPT, MW, BN, S, TS, true>::OBC}, true, TS},
 const tma_entry tma_table[] = {FMLP_TMA_CONFIGS(FMLP_TMA_ENTRY) FMLP_TMP_CONFIGS(FMLP_TMP_ENTRY)};
 constexpr int TMA_CONFIGS = (int)(sizeof tma_table / sizeof tma_table[0]);
 #define FMLP_TMA_COUNT(...) +1
@@ -638,7 +661,7 @@ constexpr int TMA_64x64 = 0, TMA_128x128 = 2, TMA_64x48 = 3, TMA_128x48 = 4;
 
 /* Table positions of the persistent configurations. */
 constexpr int TMA_COOP_128x256 = TMA_PLAIN_CONFIGS, TMA_PINGPONG_128x128 = TMA_PLAIN_CONFIGS + 1,
-              TMA_PINGPONG_STORE = TMA_PLAIN_CONFIGS + 2, TMA_PINGPONG_128x192 = TMA_PLAIN_CONFIGS + 3,
+              TMA_PINGPONG_STORE = TMA_PLAIN_CONFIGS + 2, TMA_PINGPONG_STORE_128x192 = TMA_PLAIN_CONFIGS + 3,
               TMA_PINGPONG_128x160 = TMA_PLAIN_CONFIGS + 4;
 
 /* True when `tiles` keep at least 90% of the SMs busy in every wave. */
@@ -647,21 +670,31 @@ bool fills_waves(int64_t tiles, int64_t sms)
     return tiles * 10 >= sms * 9 && tiles * 10 >= (tiles + sms - 1) / sms * sms * 9;
 }
 
-/* Persistent tiles where they were measured faster (H200, bf16, GEMM-only
- * tables at 1024, 4096 and 8192 rows: bench/results/h200_gemm_2026-12-01.txt
- * and h200_gemm_tmastore_2026-12-01.txt):
- * - GLU, a tile per SM or more: with K < 2048 the TMA-stored ping-pong,
- *   1.03-1.18x the register-stored one on 768 -> 3072; with longer K the
- *   register-stored ping-pong, which was 1.04-1.07x the TMA-stored one on
- *   4096 -> 14336; from K = 3072 its 128x192 form (a sixth fewer operand
- *   bytes per FLOP through L2, so a higher clock under the power cap:
- *   1.03-1.11x the 128x128 one at 2048-8192 rows of 3584 -> 18944,
- *   3072 -> 24576 and 4096 -> 14336, 0.96-0.99x at K = 2048,
- *   bench/results/h200_gemm_2026-12-02.md) unless its whole waves hold
- *   more than 3% more work (1024 rows of 4096 -> 14336: 0.96x); the
- *   128x160 form fills those waves better (1024 rows of 4096 -> 14336:
- *   1.02x the 128x128 one, 1.01x cuBLASLt;
- *   bench/results/h200_glu_128x160_2026-12-04.md);
+/* Persistent tiles where they were measured faster (bf16, GEMM-only
+ * tables at 1024-8192 rows: H200, bench/results/h200_gemm_2026-12-01.txt
+ * and h200_gemm_tmastore_2026-12-01.txt; H100,
+ * h100_glu_128x192_tmastore_2026-12-06.md):
+ * - GLU, a 128x128 tile per SM or more: the tile whose whole waves hold the
+ *   least work per SM, a narrower tile weighed by what it was measured to
+ *   cost more per column.
+ *   - K < 3072: the TMA-stored 128x192 where it has more than two tiles
+ *     per SM and the TMA-stored 128x128 counted 10% dearer (H100: 1.01-1.10x
+ *     cuBLASLt from 2048 rows of 768 -> 3072, 896 -> 4864, 1024 -> 4096,
+ *     1536 -> 8960, 2048 -> 8192 and 2304 -> 9216, where the 128x128 one
+ *     read 0.74-1.02x; with fewer tiles or a nearly empty last wave, as at
+ *     1024 rows of 768 -> 3072, 896 -> 4864 and 2048 -> 8192, the 128x128
+ *     one: 0.96-1.04x against 0.89-0.93x). The TMA store was 1.03-1.18x
+ *     the register-stored 128x128 on 768 -> 3072 (H200).
+ *   - K >= 3072: the TMA-stored 128x192, the 128x160 counted 1% and the
+ *     register-stored 128x128 3% dearer (a sixth fewer operand bytes per
+ *     FLOP through L2 gives the wider tile a higher clock under the power
+ *     cap: 1.03-1.11x the 128x128 one at 2048-8192 rows of 3584 -> 18944,
+ *     3072 -> 24576 and 4096 -> 14336, h200_gemm_2026-12-02.md; on the
+ *     H100 the TMA-stored 128x192 read 0.99-1.04x cuBLASLt at 4096-8192
+ *     rows of 4096 -> 14336, 3584 -> 18944 and 3072 -> 8192, the
+ *     register-stored one it replaces 0.90-1.03x). The 128x160 fills the
+ *     waves of 1024 rows of 4096 -> 14336 better (1.00-1.01x cuBLASLt;
+ *     h200_glu_128x160_2026-12-04.md).
  * - plain with K >= 2048: the shared 128x256 tile where its tiles fill
  *   whole waves, 1.18-1.30x the one-tile-per-block kernel on 14336 -> 4096
  *   (0.94-0.98x cuBLASLt); with 192 tiles on 132 SMs (768 wide, 8192 rows)
@@ -695,16 +728,19 @@ int tma_pick(const fmlp_cu_gemm_args *a)
     auto tiles = [a](const tma_entry &e) { return ((a->m + e.bm - 1) / e.bm) * ((a->nw + e.bn - 1) / e.bn); };
     const int64_t pp = tiles(tma_table[TMA_PINGPONG_128x128]);
     if (a->glu && pp >= sms) {
-        if (a->k < 2048) return TMA_PINGPONG_STORE;
-        if (a->k < 3072) return TMA_PINGPONG_128x128;
         /* the least work per SM (columns of every wave, the last one
-         * counted whole), a narrower tile weighed by the operand bytes it
-         * moves per FLOP: 3% more for 128, 1% for 160 against 192 */
-        const int cand[3] = {TMA_PINGPONG_128x192, TMA_PINGPONG_128x160, TMA_PINGPONG_128x128}, weight[3] = {100, 101, 103};
-        auto cost = [&](int i) { return (tiles(tma_table[cand[i]]) + sms - 1) / sms * tma_table[cand[i]].bn * weight[i]; };
+         * counted whole), a narrower tile weighed by what it costs more
+         * per column */
+        auto cost = [&](int c, int weight) { return (tiles(tma_table[c]) + sms - 1) / sms * tma_table[c].bn * weight; };
+        if (a->k < 3072)
+            return tiles(tma_table[TMA_PINGPONG_STORE_128x192]) > 2 * sms &&
+                           cost(TMA_PINGPONG_STORE_128x192, 100) < cost(TMA_PINGPONG_STORE, 110)
+                       ? TMA_PINGPONG_STORE_128x192
+                       : TMA_PINGPONG_STORE;
+        const int cand[3] = {TMA_PINGPONG_STORE_128x192, TMA_PINGPONG_128x160, TMA_PINGPONG_128x128}, weight[3] = {100, 101, 103};
         int best = 0;
         for (int i = 1; i < 3; i++)
-            if (cost(i) < cost(best)) best = i;
+            if (cost(cand[i], weight[i]) < cost(cand[best], weight[best])) best = i;
         return cand[best];
     }
     if (a->glu && a->k < 2048 && a->m > 192) return TMA_PINGPONG_STORE;
@@ -737,18 +773,20 @@ encode_tiled_fn encoder()
 }
 
 /* A (rows, cols) row-major matrix with row stride ld, read in boxes of
- * box_rows x 64 elements, 128-byte swizzled, zeros past its end. */
-bool encode_map(CUtensorMap *map, int dtype, const void *base, int64_t rows, int64_t cols, int64_t ld, int box_rows)
+ * box_rows x box_cols (64 or 32) elements, their 128 or 64 bytes a row
+ * swizzled alike, zeros past its end. */
+bool encode_map(CUtensorMap *map, int dtype, const void *base, int64_t rows, int64_t cols, int64_t ld, int box_rows,
+                int box_cols)
 {
     const encode_tiled_fn enc = encoder();
     if (!enc) return false;
     const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
     const cuuint64_t strides[1] = {(cuuint64_t)ld * 2};
-    const cuuint32_t box[2] = {64, (cuuint32_t)box_rows};
+    const cuuint32_t box[2] = {(cuuint32_t)box_cols, (cuuint32_t)box_rows};
     const cuuint32_t elem[2] = {1, 1};
     return enc(map, dtype == FMLP_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
                const_cast<void *>(base), dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
-               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+               box_cols == 64 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
@@ -759,7 +797,7 @@ bool encode_map(CUtensorMap *map, int dtype, const void *base, int64_t rows, int
 struct map_key {
     const void *base;
     int64_t rows, cols, ld;
-    int dtype, box_rows;
+    int dtype, box_rows, box_cols;
 };
 constexpr int MAP_CACHE = 64;
 struct cached_map {
@@ -772,19 +810,20 @@ thread_local int map_next;
 bool same_key(const map_key &a, const map_key &b)
 {
     return a.base == b.base && a.rows == b.rows && a.cols == b.cols && a.ld == b.ld && a.dtype == b.dtype &&
-           a.box_rows == b.box_rows;
+           a.box_rows == b.box_rows && a.box_cols == b.box_cols;
 }
 
 /* encode_map's map, from this thread's cache where it holds one. */
-bool tensor_map(CUtensorMap *map, int dtype, const void *base, int64_t rows, int64_t cols, int64_t ld, int box_rows)
+bool tensor_map(CUtensorMap *map, int dtype, const void *base, int64_t rows, int64_t cols, int64_t ld, int box_rows,
+                int box_cols = 64)
 {
-    const map_key key = {base, rows, cols, ld, dtype, box_rows};
+    const map_key key = {base, rows, cols, ld, dtype, box_rows, box_cols};
     for (int i = 0; i < MAP_CACHE; i++)
         if (map_cache[i].key.base && same_key(map_cache[i].key, key)) {
             *map = map_cache[i].map;
             return true;
         }
-    if (!encode_map(map, dtype, base, rows, cols, ld, box_rows)) return false;
+    if (!encode_map(map, dtype, base, rows, cols, ld, box_rows, box_cols)) return false;
     map_cache[map_next] = {key, *map};
     map_next = (map_next + 1) % MAP_CACHE;
     return true;
@@ -809,7 +848,7 @@ cudaError_t tma_launch(cudaStream_t s, const fmlp_cu_gemm_args *a, const tma_ent
         return cudaErrorNotSupported;
     /* TMA writes 16-byte aligned rows; other outputs take the pair stores */
     int ts = e.ts && ((uintptr_t)a->out & 15) == 0 && (a->ldo * 2) % 16 == 0 &&
-             tensor_map(&to, a->dtype, a->out, a->m, a->n, a->ldo, e.bm);
+             tensor_map(&to, a->dtype, a->out, a->m, a->n, a->ldo, e.bm, e.obc[glu]);
     cudaError_t err = fmlp_smem_opt_in(e.fn[f16][glu], (size_t)e.smem[glu]);
     if (err != cudaSuccess) return err;
     void *args[] = {&tx, &tw, (void *)a, &to, &ts};

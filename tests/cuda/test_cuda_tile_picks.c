@@ -52,13 +52,35 @@ int main(void)
     picks(gemm(FMLP_BF16, true, 192, 3072, 768), "fmlp_gemm_glu_bf16_wgmma_64x128");
     picks(gemm(FMLP_BF16, true, 193, 3072, 768), "fmlp_gemm_glu_bf16_wgmma_128x128_pingpong_tmastore");
     picks(gemm(FMLP_BF16, true, 256, 3072, 768), "fmlp_gemm_glu_bf16_wgmma_128x128_pingpong_tmastore");
-    picks(gemm(FMLP_BF16, true, 8192, 3072, 768), "fmlp_gemm_glu_bf16_wgmma_128x128_pingpong_tmastore");
+    /* with more than two 128x192 tiles per SM, its wider TMA-stored tile
+     * where its waves hold less work than the 128x128 one's, weighed 10%
+     * dearer for the 128-wide tile (H100, GEMM-only against cuBLASLt:
+     * bench/results/h100_glu_128x192_tmastore_2026-12-06.md) */
+    picks(gemm(FMLP_BF16, true, 1024, 3072, 768), "fmlp_gemm_glu_bf16_wgmma_128x128_pingpong_tmastore");
+    picks(gemm(FMLP_BF16, true, 2048, 3072, 768), "fmlp_gemm_glu_bf16_wgmma_128x192_pingpong_tmastore");
+    picks(gemm(FMLP_BF16, true, 8192, 3072, 768), "fmlp_gemm_glu_bf16_wgmma_128x192_pingpong_tmastore");
+    picks(gemm(FMLP_F16, true, 32768, 3072, 768), "fmlp_gemm_glu_f16_wgmma_128x192_pingpong_tmastore");
     /* Qwen2.5-0.5B's (896 -> 4864): 64x64 tiles reach every SM at 64 rows,
      * 128x128 ones cover more than half of them at 128 */
     picks(gemm(FMLP_BF16, true, 64, 4864, 896), "fmlp_gemm_glu_bf16_wgmma_64x64");
     picks(gemm(FMLP_BF16, true, 128, 4864, 896), "fmlp_gemm_glu_bf16_wgmma_128x128");
+    /* at 1024 rows a fourth wave of 128x192 tiles would hold 9% of a wave */
+    picks(gemm(FMLP_BF16, true, 1024, 4864, 896), "fmlp_gemm_glu_bf16_wgmma_128x128_pingpong_tmastore");
+    picks(gemm(FMLP_BF16, true, 2048, 4864, 896), "fmlp_gemm_glu_bf16_wgmma_128x192_pingpong_tmastore");
+    /* 1024 -> 4096 at 1024 rows: three 128x192 waves, the last 61% full */
+    picks(gemm(FMLP_BF16, true, 1024, 4096, 1024), "fmlp_gemm_glu_bf16_wgmma_128x128_pingpong_tmastore");
+    picks(gemm(FMLP_BF16, true, 4096, 4096, 1024), "fmlp_gemm_glu_bf16_wgmma_128x192_pingpong_tmastore");
+    picks(gemm(FMLP_BF16, true, 1024, 8960, 1536), "fmlp_gemm_glu_bf16_wgmma_128x192_pingpong_tmastore");
+    /* K = 2048 and 2304 (Llama-3.2-1B, Gemma-2-2B) take the same rule */
+    picks(gemm(FMLP_BF16, true, 1024, 8192, 2048), "fmlp_gemm_glu_bf16_wgmma_128x128_pingpong_tmastore");
+    picks(gemm(FMLP_BF16, true, 4096, 8192, 2048), "fmlp_gemm_glu_bf16_wgmma_128x192_pingpong_tmastore");
+    picks(gemm(FMLP_BF16, true, 1024, 9216, 2304), "fmlp_gemm_glu_bf16_wgmma_128x192_pingpong_tmastore");
     /* Llama-3-8B's (4096 -> 14336) at 1024 rows: the 128x160 waves are the fullest */
     picks(gemm(FMLP_BF16, true, 1024, 14336, 4096), "fmlp_gemm_glu_bf16_wgmma_128x160_pingpong");
+    /* from K = 3072 the 192-wide candidate is the TMA-stored one */
+    picks(gemm(FMLP_BF16, true, 4096, 14336, 4096), "fmlp_gemm_glu_bf16_wgmma_128x192_pingpong_tmastore");
+    picks(gemm(FMLP_BF16, true, 8192, 14336, 4096), "fmlp_gemm_glu_bf16_wgmma_128x192_pingpong_tmastore");
+    picks(gemm(FMLP_BF16, true, 1024, 18944, 3584), "fmlp_gemm_glu_bf16_wgmma_128x192_pingpong_tmastore");
     /* plain GEMMs never take the 48-wide tiles */
     picks(gemm(FMLP_BF16, false, 64, 768, 3072), "fmlp_gemm_bf16_wgmma_64x64");
     picks(gemm(FMLP_BF16, false, 128, 768, 3072), "fmlp_gemm_bf16_wgmma_64x64");
