@@ -678,19 +678,19 @@ bool fills_waves(int64_t tiles, int64_t sms)
  *   least work per SM, a narrower tile weighed by what it was measured to
  *   cost more per column.
  *   - K < 3072: the TMA-stored 128x192 where it has more than two tiles
- *     per SM and the TMA-stored 128x128 counted 10% dearer (H100: 1.01-1.10x
+ *     per SM and the TMA-stored 128x128 counted 10% dearer (H100: 1.01-1.11x
  *     cuBLASLt from 2048 rows of 768 -> 3072, 896 -> 4864, 1024 -> 4096,
  *     1536 -> 8960, 2048 -> 8192 and 2304 -> 9216, where the 128x128 one
  *     read 0.74-1.02x; with fewer tiles or a nearly empty last wave, as at
- *     1024 rows of 768 -> 3072, 896 -> 4864 and 2048 -> 8192, the 128x128
- *     one: 0.96-1.04x against 0.89-0.93x). The TMA store was 1.03-1.18x
+ *     1024 rows of 768 -> 3072, 896 -> 4864, 1024 -> 4096 and 2048 -> 8192,
+ *     the 128x128 one: 0.96-1.04x against 0.89-0.93x). The TMA store was 1.03-1.18x
  *     the register-stored 128x128 on 768 -> 3072 (H200).
  *   - K >= 3072: the TMA-stored 128x192, the 128x160 counted 1% and the
  *     register-stored 128x128 3% dearer (a sixth fewer operand bytes per
  *     FLOP through L2 gives the wider tile a higher clock under the power
  *     cap: 1.03-1.11x the 128x128 one at 2048-8192 rows of 3584 -> 18944,
  *     3072 -> 24576 and 4096 -> 14336, h200_gemm_2026-12-02.md; on the
- *     H100 the TMA-stored 128x192 read 0.99-1.04x cuBLASLt at 4096-8192
+ *     H100 the TMA-stored 128x192 read 0.99-1.05x cuBLASLt at 4096-8192
  *     rows of 4096 -> 14336, 3584 -> 18944 and 3072 -> 8192, the
  *     register-stored one it replaces 0.90-1.03x). The 128x160 fills the
  *     waves of 1024 rows of 4096 -> 14336 better (1.00-1.01x cuBLASLt;
