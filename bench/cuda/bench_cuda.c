@@ -26,7 +26,9 @@
 #define USAGE                                                                                                      \
     "usage: fmlp_bench_cuda [--rows 1,16,...] [--dim 768] [--hidden 3072]\n"                                       \
     "                       [--variants eager,compiled,fused,fused+graph,auto] [--limits | --no-limits]\n"        \
-    "  --no-limits leaves out the graph-replay and weight-read limits (on by default, well under a second)\n"
+    "                       [--window-ms 50]\n"                                                                 \
+    "  --no-limits leaves out the graph-replay and weight-read limits (on by default, well under a second)\n"    \
+    "  --window-ms: the shortest timing, in ms (0: 30 forwards from 8192 rows, else 200)\n"
 
 #define COPIES 64
 #define COLD_BYTES (512LL << 20)
@@ -89,6 +91,15 @@ static int warm_up(fmlp_ctx *ctx, set_t *st, int copies, fmlp_mode mode, bool gr
  * same. */
 #define PREHEAT_NS 150000000LL
 
+/* The shortest timing by default (--window-ms): 30 forwards of the
+ * tutorial's MLP at 8192 rows span 5 ms, and the best of a few such
+ * windows reads the peaks of a clock that wanders under the power cap
+ * rather than the level a user's run holds; 50 ms windows, torch_bench.py's
+ * alike. (On the H100 they did not bring `fused` and `auto`, the same
+ * kernels, closer: 0.2-2.9% apart either way at 8192-32768 rows, as with
+ * the short ones.) */
+#define WINDOW_MS 50
+
 /* Rounds of timings; each variant keeps its best. */
 #define ROUNDS 5
 
@@ -97,17 +108,22 @@ static int warm_up(fmlp_ctx *ctx, set_t *st, int copies, fmlp_mode mode, bool gr
  * which would make the host wait for the GPU. */
 #define HOST_TIMED 100
 
-/* One timing: `iters` forwards between two synchronizations, µs each,
- * after PREHEAT_NS of the same variant; *host_us gets the CPU time per
- * forward of enqueueing the first HOST_TIMED of them. */
-static double time_once(fmlp_ctx *ctx, set_t *st, int copies, fmlp_mode mode, bool graph, int iters, double *host_us)
+/* One timing: at least `iters` forwards, and at least window_ns of them
+ * by the preheat's pace, between two synchronizations, µs each, after
+ * PREHEAT_NS of the same variant; *host_us gets the CPU time per forward
+ * of enqueueing the first HOST_TIMED of them. */
+static double time_once(fmlp_ctx *ctx, set_t *st, int copies, fmlp_mode mode, bool graph, int iters,
+                        int64_t window_ns, double *host_us)
 {
     const int64_t heat = fmlp_now_ns();
-    for (int i = 0; fmlp_now_ns() - heat < PREHEAT_NS; i++) {
-        forward_one(st, i % copies, mode, graph);
-        if (i % 16 == 15) fmlp_ctx_synchronize(ctx);
+    int heated = 0;
+    while (fmlp_now_ns() - heat < PREHEAT_NS) {
+        forward_one(st, heated % copies, mode, graph);
+        if (++heated % 16 == 0) fmlp_ctx_synchronize(ctx);
     }
     fmlp_ctx_synchronize(ctx);
+    const int64_t paced = (int64_t)((double)heated * (double)window_ns / (double)(fmlp_now_ns() - heat)) + 1;
+    if (paced > iters) iters = paced > 1000000 ? 1000000 : (int)paced;
     const int host_n = iters < HOST_TIMED ? iters : HOST_TIMED;
     int64_t t0 = fmlp_now_ns(), t_host = t0;
     for (int i = 0; i < iters; i++) {
@@ -157,13 +173,15 @@ int main(int argc, char **argv)
     int64_t dim = 768, hidden = 3072;
     const char *variants = "eager,compiled,fused,fused+graph,auto";
     bool limits = true;
+    int64_t window_ns = WINDOW_MS * 1000000LL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--limits") || !strcmp(a, "--no-limits")) {
             limits = !strcmp(a, "--limits");
             continue;
         }
-        if (strcmp(a, "--rows") && strcmp(a, "--dim") && strcmp(a, "--hidden") && strcmp(a, "--variants"))
+        if (strcmp(a, "--rows") && strcmp(a, "--dim") && strcmp(a, "--hidden") && strcmp(a, "--variants") &&
+            strcmp(a, "--window-ms"))
             return usage_error(a, "unknown argument");
         if (i + 1 == argc) return usage_error(a, "needs a value");
         char *v = argv[++i];
@@ -174,6 +192,11 @@ int main(int argc, char **argv)
             dim = atoll(v);
         } else if (!strcmp(a, "--hidden")) {
             hidden = atoll(v);
+        } else if (!strcmp(a, "--window-ms")) {
+            char *end;
+            const double ms = strtod(v, &end);
+            if (*end || !(ms >= 0 && ms <= 60000)) return usage_error(v, "--window-ms takes 0 to 60000");
+            window_ns = (int64_t)(ms * 1e6);
         } else {
             variants = v;
         }
@@ -246,9 +269,11 @@ int main(int argc, char **argv)
                 const int slot = ((round & 1 ? 9 - j : j) + 3 * round) % 10, v = slot / 2, cold = slot % 2;
                 if (!bench_listed(variants, names[v])) continue;
                 double host_us;
-                const double us = time_once(ctx, &st, cold ? copies : 1, modes[v], v == 3, iters, &host_us);
+                const double us = time_once(ctx, &st, cold ? copies : 1, modes[v], v == 3, iters, window_ns, &host_us);
                 if (us < best[v][cold]) best[v][cold] = us;
                 if (host_us < host[v][cold]) host[v][cold] = host_us;
+                fprintf(stderr, "bench_cuda: %lld rows, round %d/%d, %s L2-%s: %.1f us\n", (long long)rows, round + 1,
+                        ROUNDS, names[v], cold ? "cold" : "warm", us);
             }
         for (int v = 0; v < 5; v++) {
             if (!bench_listed(variants, names[v])) continue;
