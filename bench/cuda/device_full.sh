@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
 # Why: the integration half of a device visit (device_run.sh builds, then
-# calls it): the GPU tests, compute-sanitizer over them, the benchmark, the
-# CLI on the GPU checked against it (per-mode times within 10% of the
-# benchmark's device-resident figures, the copy line of an --input/--output
-# run, the verdicts of its traces), then PyTorch and the report.
+# calls it), in two parts that fit one call each: checks (the GPU tests,
+# compute-sanitizer over them) and bench (the benchmark of the tutorial's
+# MLP, the CLI on the GPU checked against it: per-mode times within 10% of
+# the benchmark's device-resident figures, the copy line of an
+# --input/--output run, the verdicts of its traces; the Llama-3-8B MLP;
+# the GLU GEMM against cuBLASLt; then PyTorch on both shapes and the
+# report). PART full runs both.
+# Usage: device_full.sh OUT SUMMARY [checks|bench|full]
 set -u
 OUT=$1
 SUMMARY=$2
+PART=${3:-full}
 note() { echo "$*" | tee -a "$SUMMARY"; }
 B=/tmp/fmlp-build
 HERE=$(cd "$(dirname "$0")" && pwd)
-for t in test_cuda_errors test_cuda_profile test_profiler_cuda test_cuda_kineto test_cuda_modes test_cuda_stream test_cuda_pdl \
+if [ "$PART" != bench ]; then
+for t in test_cuda_tile_picks test_cuda_routes test_cuda_errors test_cuda_profile test_profiler_cuda test_cuda_kineto test_cuda_modes test_cuda_stream test_cuda_pdl \
     test_cuda_one_kernel test_cuda_tp; do
     (cd $B/tests && FMLP_TEST_TMP=/tmp/fmlp-tt timeout 150 ./$t) >"$OUT/$t.log" 2>&1
     note "$t rc=$? $(tail -1 "$OUT/$t.log")"
@@ -26,8 +32,12 @@ for tool in memcheck racecheck synccheck; do
         >"$OUT/san_${tool}_one_kernel.log" 2>&1
     note "$tool(test_cuda_one_kernel) rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san_${tool}_one_kernel.log" | tail -1)"
 done
+fi
+[ "$PART" = checks ] && exit 0
 BENCH_DATE=$(date -u +%Y-%m-%dT%H:%MZ)
-timeout 120 $B/fmlp_bench_cuda >"$OUT/bench_fmlp.jsonl" 2>"$OUT/bench_fmlp.err"
+# the tutorial's MLP at issue 10's and 11's rows
+ROWS=1,16,128,1024,4096,8192,32768
+timeout 240 $B/fmlp_bench_cuda --rows $ROWS >"$OUT/bench_fmlp.jsonl" 2>"$OUT/bench_fmlp.err"
 note "bench fmlp rc=$? lines=$(wc -l <"$OUT/bench_fmlp.jsonl")"
 grep -A5 '^limits (' "$OUT/bench_fmlp.err" | tee -a "$SUMMARY"
 $B/fmlp info >"$OUT/cli_info.log" 2>&1
@@ -54,16 +64,35 @@ grep -E "^(host <-> device|fused:)" "$OUT/cli_host_io.log" | tee -a "$SUMMARY"
 note "  trace fused --host-io: $($B/fmlp trace summarize "$OUT"/traces_host_io/*_warm_fused.json 2>&1 | grep '^Verdict' | head -1)"
 FMLP_CUDA_OWN_GEMM=1 timeout 60 $B/fmlp_bench_cuda --rows 128,1024,8192 --no-limits >"$OUT/bench_fmlp_own.jsonl" 2>&1
 note "fused with fmlp's own down GEMM (FMLP_CUDA_OWN_GEMM=1): $(grep '"fused"' "$OUT/bench_fmlp_own.jsonl" | grep warm | sed -E 's/.*"rows": ([0-9]+).*"us": ([0-9.]+).*/\1 rows \2 us;/' | tr '\n' ' ')"
+# the Llama-3-8B MLP (4096 -> 14336 -> 4096)
+LLAMA_ROWS=1,16,128,1024,4096,8192
+timeout 300 $B/fmlp_bench_cuda --rows $LLAMA_ROWS --dim 4096 --hidden 14336 >"$OUT/bench_fmlp_llama.jsonl" 2>"$OUT/bench_fmlp_llama.err"
+note "bench fmlp llama rc=$? lines=$(wc -l <"$OUT/bench_fmlp_llama.jsonl")"
+# the GLU GEMM (gate|up with GELU-tanh) against cuBLASLt's plain GEMM of the same size
+for m in 1024 4096 8192; do
+    for shape in "768 3072" "4096 14336"; do
+        timeout 90 $B/fmlp_gemm_one $m $shape glu lt,fmlp $([ "$shape" = "768 3072" ] && echo 10 || echo 3) >>"$OUT/gemm_only.txt" 2>&1
+    done
+done
+grep -E "x cuBLASLt" "$OUT/gemm_only.txt" | sed -E 's/ +/ /g' | tee -a "$SUMMARY"
 if [ -n "${SKIP_TORCH:-}" ]; then
     note "bench torch skipped (SKIP_TORCH set)"
     exit 0
 fi
-PYTHONUNBUFFERED=1 timeout 200 python3 bench/cuda/torch_bench.py >"$OUT/bench_torch.jsonl" 2>"$OUT/bench_torch.err"
+PYTHONUNBUFFERED=1 timeout 240 python3 bench/cuda/torch_bench.py $ROWS >"$OUT/bench_torch.jsonl" 2>"$OUT/bench_torch.err"
 note "bench torch rc=$? lines=$(wc -l <"$OUT/bench_torch.jsonl")"
-# The report names the run: its date, its commands, and the commit (the
-# device's copy of the tree has no git history, so pass REPORT_COMMIT).
+PYTHONUNBUFFERED=1 timeout 240 python3 bench/cuda/torch_bench.py $LLAMA_ROWS 4096 14336 >"$OUT/bench_torch_llama.jsonl" 2>"$OUT/bench_torch_llama.err"
+note "bench torch llama rc=$? lines=$(wc -l <"$OUT/bench_torch_llama.jsonl")"
+cat "$OUT/bench_fmlp.jsonl" "$OUT/bench_fmlp_llama.jsonl" >"$OUT/bench_fmlp_all.jsonl"
+cat "$OUT/bench_torch.jsonl" "$OUT/bench_torch_llama.jsonl" >"$OUT/bench_torch_all.jsonl"
+# The report names the run (its date, its commands, the commit: the
+# device's copy of the tree has no git history, so pass REPORT_COMMIT) and
+# its files the GPU (h100_mlp.json, h200_mlp.json...), which device_run.sh
+# keeps out of the log archive.
+TAG=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -oE 'H[0-9]+' | head -1 | tr 'H' 'h')
+TAG=${TAG:-gpu}
 REPORT_DATE=${REPORT_DATE:-$BENCH_DATE} \
-    REPORT_COMMAND=${REPORT_COMMAND:-"bash bench/cuda/device_run.sh: fmlp_bench_cuda; python3 bench/cuda/torch_bench.py; python3 bench/cuda/report.py bench_fmlp.jsonl bench_torch.jsonl h200_geglu.json h200_geglu.png"} \
+    REPORT_COMMAND=${REPORT_COMMAND:-"bash bench/cuda/device_run.sh: fmlp_bench_cuda --rows $ROWS and --rows $LLAMA_ROWS --dim 4096 --hidden 14336; python3 bench/cuda/torch_bench.py on both; python3 bench/cuda/report.py"} \
     REPORT_COMMIT=${REPORT_COMMIT:-$(git -C "$HERE/../.." rev-parse --short HEAD 2>/dev/null || echo "unknown (set REPORT_COMMIT)")} \
-    python3 bench/cuda/report.py "$OUT/bench_fmlp.jsonl" "$OUT/bench_torch.jsonl" "$OUT/h200_geglu.json" "$OUT/h200_geglu.png" >"$OUT/report.txt" 2>&1
+    python3 bench/cuda/report.py "$OUT/bench_fmlp_all.jsonl" "$OUT/bench_torch_all.jsonl" "$OUT/${TAG}_mlp.json" "$OUT/${TAG}_mlp.png" >"$OUT/report.txt" 2>&1
 cat "$OUT/report.txt" >>"$SUMMARY"

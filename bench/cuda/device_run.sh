@@ -2,14 +2,24 @@
 # Why: device time is scarce, so one script does a whole device visit:
 # build, check, sanitize, benchmark, and print a short table last, with full
 # logs under $OUT. Stages: kernels (the standalone kernel check, its SASS and
-# its sanitizer runs), full (library, tests, sanitizers, CLI, benchmarks),
-# all (both; the full stage is skipped when the kernel check fails).
+# its sanitizer runs), checks (library, GPU tests, their sanitizers), bench
+# (library, benchmarks of both MLP shapes against PyTorch, CLI, report),
+# full (checks and bench), all (kernels and full; the rest is skipped when
+# the kernel check fails). A visit's call runs at most ten minutes: kernels,
+# checks and bench each fit one.
 # SKIP_TORCH=1 leaves out the PyTorch side and its report (a visit short of time).
 # REPORT_COMMIT=<commit> names the commit in the report (the device's copy of
 # the tree has no git history).
 # A kernel_check built elsewhere can be carried as build-dev/kernel_check.
+# FMLP_PREBUILT=<file.tar.xz> (bench/cuda/pack_prebuilt.sh makes it) takes
+# the library's binaries from there instead of building them here (the
+# build alone takes about five of a visit's minutes).
 set -u
 STAGE=${1:-all}
+case "$STAGE" in
+kernels | checks | bench | full | all) ;;
+*) echo "device_run.sh: unknown stage '$STAGE'; use kernels, checks, bench, full or all" >&2; exit 2 ;;
+esac
 OUT=${OUT:-/tmp/fmlp_out}
 mkdir -p "$OUT"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -24,13 +34,18 @@ note "gpu: $(tail -1 "$OUT/gpu.txt")"
 
 if [ "$STAGE" != kernels ]; then
     B=/tmp/fmlp-build
-    (cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release "-DFMLP_CUDA_GENCODE=-gencode=arch=compute_90a,code=sm_90a" >"$OUT/build.log" 2>&1 &&
-        cmake --build $B -j16 >>"$OUT/build.log" 2>&1
-     echo "rc=$?" >>"$OUT/build.log") &
+    if [ -n "${FMLP_PREBUILT:-}" ]; then
+        (mkdir -p $B && tar xJf "$FMLP_PREBUILT" -C $B && echo "prebuilt: $FMLP_PREBUILT" >"$OUT/build.log"
+         echo "rc=$?" >>"$OUT/build.log") &
+    else
+        (cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release "-DFMLP_CUDA_GENCODE=-gencode=arch=compute_90a,code=sm_90a" >"$OUT/build.log" 2>&1 &&
+            cmake --build $B -j16 >>"$OUT/build.log" 2>&1
+         echo "rc=$?" >>"$OUT/build.log") &
+    fi
     BUILD_PID=$!
 fi
 KC_RC=0
-if [ "$STAGE" != full ]; then
+if [ "$STAGE" = kernels ] || [ "$STAGE" = all ]; then
     if [ -x build-dev/kernel_check ] && KC_QUICK=1 timeout 60 build-dev/kernel_check >"$OUT/kernel_check_quick.log" 2>&1; then
         cp build-dev/kernel_check $KC
         note "kernel_check: carried binary, quick check $(tail -1 "$OUT/kernel_check_quick.log")"
@@ -62,7 +77,7 @@ if [ "$STAGE" != kernels ]; then
     wait $BUILD_PID
     note "build $(tail -1 "$OUT/build.log") warnings=$(grep -c -i 'warning' "$OUT/build.log")"
     if [ "$KC_RC" = 0 ] || [ -n "${FORCE:-}" ]; then
-        bash bench/cuda/device_full.sh "$OUT" "$SUMMARY"
+        bash bench/cuda/device_full.sh "$OUT" "$SUMMARY" "$([ "$STAGE" = checks ] || [ "$STAGE" = bench ] && echo "$STAGE" || echo full)"
     else
         note "full stage skipped: the kernel check failed"
     fi
@@ -76,5 +91,5 @@ sed -n '/^rows /,/^pw .*rows=1 /p' "$OUT/kernel_check.log" 2>/dev/null
 echo "==== summary ===="
 cat "$SUMMARY"
 # at most 8 files come back from a device visit: pack the logs
-(cd "$OUT" && tar czf /tmp/fmlp_logs.tgz --exclude=summary.txt --exclude='h200_*' . ; \
-    find . -mindepth 1 -maxdepth 1 ! -name summary.txt ! -name 'h200_*' -exec rm -rf {} +; mv /tmp/fmlp_logs.tgz logs.tgz)
+(cd "$OUT" && tar czf /tmp/fmlp_logs.tgz --exclude=summary.txt --exclude='h[0-9]*_mlp*' . ; \
+    find . -mindepth 1 -maxdepth 1 ! -name summary.txt ! -name 'h[0-9]*_mlp*' -exec rm -rf {} +; mv /tmp/fmlp_logs.tgz logs.tgz)

@@ -3,7 +3,9 @@ into the committed result: one JSON with every figure, the machine, the
 floors and the limits both sides measured in their runs ("limits": every
 limit line of both streams, each naming its source and shape), a PNG per
 MLP shape (report_png.py), and a short table per shape with the bars of
-issue 4 checked on the tutorial's.
+issue 4 checked on the tutorial's, then the forward bars of issues 10 and
+11 ("targets": each with the figures it was judged on) where the run
+measured them.
 Usage: report.py fmlp.jsonl torch.jsonl out.json out.png
 REPORT_DATE, REPORT_COMMAND and REPORT_COMMIT, where set, record the
 benchmark run's date, command and commit (the default: now, device_run.sh)."""
@@ -54,6 +56,67 @@ def shape_table(data, shape, l2, judge):
             if n == 8192 and v[2] and v[5]:
                 judge("fused_8192_le_1.15x_compile", v[2] <= 1.15 * v[5])
     return lines
+
+
+LLAMA = (4096, 14336)
+FMLP_MODES = ("eager", "compiled", "fused")
+
+
+def targets(data):
+    """Issue 10's and 11's forward bars, each judged on the figures of this
+    run (None where a figure is missing), with those figures."""
+    def us(impl, var, shape, n, l2):
+        return next((r["us"] for r in data if r["impl"] == impl and r["variant"] == var and r["rows"] == n
+                     and r["l2"] == l2 and (r["dim"], r["hidden"]) == shape), None)
+
+    def best_torch(shape, n, l2):
+        v = [r["us"] for r in data if r["impl"] == "torch" and r["rows"] == n and r["l2"] == l2
+             and (r["dim"], r["hidden"]) == shape]
+        return min(v) if v else None
+    out = []
+
+    def at_most(name, got, limit, what):
+        out.append({"bar": name, "holds": None if got is None else got <= limit,
+                    "figures": f"{what} {got:.1f} us (bar {limit} us)" if got is not None else "not measured"})
+    at_most("10: tutorial fused at 8192 rows <= 175 us L2-warm", us("fmlp", "fused", TUTORIAL, 8192, "warm"), 175,
+            "fused")
+    at_most("10: tutorial fused at 32768 rows <= 700 us L2-warm", us("fmlp", "fused", TUTORIAL, 32768, "warm"), 700,
+            "fused")
+    for n, need in ((1024, 1.0), (4096, 1.03), (8192, 1.03)):
+        a, t = us("fmlp", "auto", LLAMA, n, "warm"), best_torch(LLAMA, n, "warm")
+        out.append({"bar": f"10: Llama-3-8B auto at {n} rows >= {need:.2f}x the fastest PyTorch path L2-warm",
+                    "holds": None if a is None or t is None else t / a >= need,
+                    "figures": f"auto {a:.1f} us, PyTorch {t:.1f} us: {t / a:.4f}x" if a and t else "not measured"})
+    worst, where, seen = 0.0, "", False
+    for shape in sorted({(r["dim"], r["hidden"]) for r in data}):
+        for n in sorted({r["rows"] for r in data if (r["dim"], r["hidden"]) == shape}):
+            for l2 in ("warm", "cold"):
+                a = us("fmlp", "auto", shape, n, l2)
+                modes = [x for x in (us("fmlp", m, shape, n, l2) for m in FMLP_MODES) if x]
+                if a is None or not modes:
+                    continue
+                seen = True
+                if a / min(modes) > worst:
+                    worst, where = a / min(modes), f"{shape[0]}->{shape[1]} at {n} rows L2-{l2}"
+    out.append({"bar": "10: auto within 3% of fmlp's fastest mode on every shape and row count",
+                "holds": worst <= 1.03 if seen else None,
+                "figures": f"worst {worst:.4f}x ({where})" if seen else "not measured"})
+    for n in (1, 16):
+        at_most(f"11: tutorial fused + graph at {n} row(s) <= 6.0 us L2-warm",
+                us("fmlp", "fused+graph", TUTORIAL, n, "warm"), 6.0, "fused + graph")
+        at_most(f"11: tutorial fused + graph at {n} row(s) <= 7.0 us L2-cold",
+                us("fmlp", "fused+graph", TUTORIAL, n, "cold"), 7.0, "fused + graph")
+    at_most("11: tutorial fused + graph at 128 rows <= 9 us L2-cold", us("fmlp", "fused+graph", TUTORIAL, 128, "cold"),
+            9.0, "fused + graph")
+    at_most("11: tutorial plain forward (fused, no graph) at 1 row <= 9 us", us("fmlp", "fused", TUTORIAL, 1, "warm"),
+            9.0, "fused")
+    for n in (1, 16):
+        f, t = us("fmlp", "fused+graph", LLAMA, n, "cold"), best_torch(LLAMA, n, "cold")
+        out.append({"bar": f"11: Llama-3-8B fused + graph at {n} row(s) <= 88 us L2-cold and faster than every "
+                           "PyTorch path",
+                    "holds": None if f is None or t is None else f <= 88 and f < t,
+                    "figures": f"fused + graph {f:.1f} us, fastest PyTorch {t:.1f} us" if f and t else "not measured"})
+    return out
 
 
 def limits_table(limits):
@@ -114,6 +177,9 @@ def main():
     verdict = {True: "HOLDS", False: "FAILS", None: "NOT MEASURED"}
     lines.append(f"bars ({TUTORIAL[0]} -> {TUTORIAL[1]}, L2 warm, wall time per forward): "
                  + ", ".join(f"{k}={verdict[v]}" for k, v in bars.items()))
+    goals = targets(data)
+    lines.append("\nissues 10 and 11, forward bars in this run:")
+    lines += [f"  {verdict[t['holds']]:>12}  {t['bar']}: {t['figures']}" for t in goals]
     print("\n".join(lines))
     first = shapes[0] if shapes else TUTORIAL
     # the run's own record where the caller gives it; else when and how device_run.sh runs it
@@ -123,9 +189,10 @@ def main():
            "commit": os.environ.get("REPORT_COMMIT", ""),
            "shape": {"dim": first[0], "hidden": first[1], "dtype": "bf16", "bias": False, "act": "gelu_tanh"},
            "shapes": [list(s) for s in shapes],
-           "ceilings": ceil, "limits": limits, "bars": bars, "results": data,
+           "ceilings": ceil, "limits": limits, "bars": bars, "targets": goals, "results": data,
            "method": "wall time of N operations between two device syncs, best of 3, each timing after 150 ms "
-                     "of the same variant's operations untimed (the GPU's clock under its power cap) "
+                     "of the same variant's operations untimed (the GPU's clock under its power cap) and, from "
+                     "2026-12-06, at least 50 ms long "
                      "(fmlp_bench_cuda: rounds in which its variants take turns, three before 2026-12-04, then five, "
                      "every other one in reverse); cold = rotating weight "
                      "copies holding at least 512 MB (38 x 14.2 MB for the tutorial's MLP)"}
