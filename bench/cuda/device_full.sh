@@ -95,7 +95,8 @@ cat "$OUT/bench_torch.jsonl" "$OUT/bench_torch_llama.jsonl" >"$OUT/bench_torch_a
 TAG=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -oE 'H[0-9]+' | head -1 | tr 'H' 'h')
 TAG=${TAG:-gpu}
 REPORT_DATE=${REPORT_DATE:-$BENCH_DATE} \
-    REPORT_COMMAND=${REPORT_COMMAND:-"bash bench/cuda/device_run.sh: fmlp_bench_cuda --rows $ROWS and --rows $LLAMA_ROWS --dim 4096 --hidden 14336; python3 bench/cuda/torch_bench.py on both; python3 bench/cuda/report.py"} \
+    REPORT_COMMAND=${REPORT_COMMAND:-"bash bench/cuda/device_run.sh: fmlp_bench_cuda --rows $ROWS and --rows $LLAMA_ROWS --dim 4096 --hidden 14336; python3 bench/cuda/torch_bench.py on both; fmlp_gemm_one M DIM HIDDEN glu lt,fmlp at 1024/4096/8192 rows of both; python3 bench/cuda/report.py"} \
     REPORT_COMMIT=${REPORT_COMMIT:-$(git -C "$HERE/../.." rev-parse --short HEAD 2>/dev/null || echo "unknown (set REPORT_COMMIT)")} \
-    python3 bench/cuda/report.py "$OUT/bench_fmlp_all.jsonl" "$OUT/bench_torch_all.jsonl" "$OUT/${TAG}_mlp.json" "$OUT/${TAG}_mlp.png" >"$OUT/report.txt" 2>&1
+    python3 bench/cuda/report.py "$OUT/bench_fmlp_all.jsonl" "$OUT/bench_torch_all.jsonl" "$OUT/${TAG}_mlp.json" "$OUT/${TAG}_mlp.png" \
+    "$OUT/gemm_only.txt" >"$OUT/report.txt" 2>&1
 cat "$OUT/report.txt" >>"$SUMMARY"

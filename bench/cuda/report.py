@@ -6,12 +6,14 @@ MLP shape (report_png.py), and a short table per shape with the bars of
 issue 4 checked on the tutorial's, then the forward bars of issues 10 and
 11 ("targets": each with the figures it was judged on) where the run
 measured them.
-Usage: report.py fmlp.jsonl torch.jsonl out.json out.png
+Usage: report.py fmlp.jsonl torch.jsonl out.json out.png [gemm_only.txt]
+gemm_only.txt: fmlp_gemm_one's lines (`glu lt,fmlp`), for issue 10's GLU GEMM bar.
 REPORT_DATE, REPORT_COMMAND and REPORT_COMMIT, where set, record the
 benchmark run's date, command and commit (the default: now, device_run.sh)."""
 import datetime
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -119,6 +121,28 @@ def targets(data):
     return out
 
 
+GEMM_LINE = re.compile(r"^(fmlp_gemm_glu_\S+)\s+(\d+) x\s+(\d+) x\s+(\d+) glu\s+([0-9.]+) us.*?\s([0-9.]+)x cuBLASLt")
+
+
+def gemm_target(path):
+    """Issue 10's GLU GEMM bar from fmlp_gemm_one's output: every fmlp GLU
+    GEMM at least as fast as cuBLASLt's plain GEMM of the same size."""
+    runs = []
+    with open(path) as f:
+        for line in f:
+            m = GEMM_LINE.match(line)
+            if m:
+                runs.append({"kernel": m.group(1), "m": int(m.group(2)), "n": int(m.group(3)), "k": int(m.group(4)),
+                             "us": float(m.group(5)), "x_cublaslt": float(m.group(6))})
+    worst = min(runs, key=lambda r: r["x_cublaslt"], default=None)
+    return {"bar": "10: the GLU GEMM at least as fast as cuBLASLt's plain GEMM of the same M x N x K",
+            "holds": None if worst is None else worst["x_cublaslt"] >= 1.0,
+            "figures": "not measured" if worst is None else
+            f"{len(runs)} GEMMs, {sum(r['x_cublaslt'] >= 1.0 for r in runs)} at or above; lowest "
+            f"{worst['x_cublaslt']:.3f}x at {worst['m']} x {worst['n']} x {worst['k']}",
+            "gemms": runs}
+
+
 def limits_table(limits):
     """One row per limit line, fmlp's (C, its own kernels) and PyTorch's (a
     Python loop, torch.sum) side by side."""
@@ -140,7 +164,7 @@ def limits_table(limits):
 
 
 def main():
-    if len(sys.argv) != 5:
+    if len(sys.argv) not in (5, 6):
         sys.exit(__doc__.split("Usage: ")[1])
     fm, tr, out_json, out_png = sys.argv[1:5]
     rows_f, rows_t = load(fm), load(tr)
@@ -178,6 +202,8 @@ def main():
     lines.append(f"bars ({TUTORIAL[0]} -> {TUTORIAL[1]}, L2 warm, wall time per forward): "
                  + ", ".join(f"{k}={verdict[v]}" for k, v in bars.items()))
     goals = targets(data)
+    if len(sys.argv) == 6:
+        goals.append(gemm_target(sys.argv[5]))
     lines.append("\nissues 10 and 11, forward bars in this run:")
     lines += [f"  {verdict[t['holds']]:>12}  {t['bar']}: {t['figures']}" for t in goals]
     print("\n".join(lines))

@@ -72,5 +72,29 @@ check(find(v, "11: tutorial fused + graph at 1 row(s) <= 7.0 us L2-cold") is Fal
 check(find(v, "11: Llama-3-8B fused + graph at 16") is False, "under 88 us but slower than PyTorch fails")
 check(find(v, "11: tutorial plain forward") is True, "8.9 us holds the plain-forward bar")
 
+# the GLU GEMM bar from fmlp_gemm_one's lines: cuBLASLt's own lines and
+# down GEMMs do not count, the lowest ratio decides
+tmp = os.path.join(os.environ.get("FMLP_TEST_TMP", "/tmp"), f"gemm_only_{os.getpid()}.txt")
+os.makedirs(os.path.dirname(tmp), exist_ok=True)
+lines = [
+    "cublasLt                                              1024 x   6144 x    768 glu      16.01 us   603.7 TFLOP/s  1.000x cuBLASLt",
+    "fmlp_gemm_glu_bf16_wgmma_128x128_pingpong_tmastore    1024 x   6144 x    768 glu      16.55 us   583.8 TFLOP/s  0.967x cuBLASLt 132 blocks",
+    "fmlp_gemm_glu_bf16_wgmma_128x192_pingpong_tmastore    8192 x  28672 x   4096 glu    2356.49 us   816.5 TFLOP/s  1.009x cuBLASLt 132 blocks",
+    "fmlp_gemm_bf16_wgmma_128x256_coop                     4096 x   4096 x  14336 down    613.79 us   783.7 TFLOP/s  0.956x cuBLASLt",
+]
+with open(tmp, "w") as f:
+    f.write("\n".join(lines) + "\n")
+g = report.gemm_target(tmp)
+check(g["holds"] is False and len(g["gemms"]) == 2 and "0.967x at 1024 x 6144 x 768" in g["figures"],
+      f"one GLU GEMM under cuBLASLt fails the bar: {g['figures']}")
+with open(tmp, "w") as f:
+    f.write("\n".join(lines[2:]) + "\n")
+g = report.gemm_target(tmp)
+check(g["holds"] is True and len(g["gemms"]) == 1, f"the down GEMM's 0.956x is not the GLU bar's: {g['figures']}")
+with open(tmp, "w") as f:
+    f.write("gemm_one: no GPU\n")
+check(report.gemm_target(tmp)["holds"] is None, "no GEMM lines: not measured")
+os.remove(tmp)
+
 print(f"{'FAILED' if failed else 'passed'}: {failed} of the checks failed" if failed else "all checks passed")
 sys.exit(1 if failed else 0)
