@@ -16,25 +16,25 @@ note() { echo "$*" | tee -a "$SUMMARY"; }
 B=/tmp/fmlp-build
 HERE=$(cd "$(dirname "$0")" && pwd)
 if [ "$PART" != bench ]; then
-for t in test_cuda_tile_picks test_cuda_routes test_cuda_errors test_cuda_profile test_profiler_cuda test_cuda_kineto test_cuda_modes test_cuda_stream test_cuda_pdl \
-    test_cuda_one_kernel test_cuda_tp; do
-    # test_cuda_tp checks its chunked forwards against a host f64 reference:
-    # about 150 s on the H100's host (2026-12-06)
-    (cd $B/tests && FMLP_TEST_TMP=/tmp/fmlp-tt timeout 240 ./$t) >"$OUT/$t.log" 2>&1
-    note "$t rc=$? $(tail -1 "$OUT/$t.log")"
-done
-(cd $B/tests && FMLP_TEST_TMP=/tmp/fmlp-tt timeout 100 compute-sanitizer --tool memcheck ./test_cuda_errors) >"$OUT/san_memcheck_errors.log" 2>&1
-note "memcheck(test_cuda_errors) rc=$? $(grep 'ERROR SUMMARY' "$OUT/san_memcheck_errors.log" | tail -1)"
-grep -E "Program hit|Invalid|out of bounds" "$OUT/san_memcheck_errors.log" | sort | uniq -c | head -5 >>"$SUMMARY"
-(cd $B/tests && FMLP_TEST_TMP=/tmp/fmlp-tt timeout 60 compute-sanitizer --tool racecheck ./test_cuda_errors) >"$OUT/san_racecheck_errors.log" 2>&1
-note "racecheck(test_cuda_errors) rc=$? $(grep 'RACECHECK SUMMARY' "$OUT/san_racecheck_errors.log" | tail -1)"
-# The one-kernel MLP's grid barrier, named team barriers and cp.async, on a
-# few row counts (racecheck runs past 150 s on the H100: rc=124).
-for tool in memcheck racecheck synccheck; do
-    (cd $B/tests && FMLP_TEST_QUICK=1 timeout 150 compute-sanitizer --tool $tool ./test_cuda_one_kernel) \
-        >"$OUT/san_${tool}_one_kernel.log" 2>&1
-    note "$tool(test_cuda_one_kernel) rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san_${tool}_one_kernel.log" | tail -1)"
-done
+    for t in test_cuda_tile_picks test_cuda_routes test_cuda_errors test_cuda_profile test_profiler_cuda test_cuda_kineto test_cuda_modes test_cuda_stream test_cuda_pdl \
+        test_cuda_one_kernel test_cuda_tp; do
+        # test_cuda_tp checks its chunked forwards against a host f64 reference:
+        # about 150 s on the H100's host (2026-12-06)
+        (cd $B/tests && FMLP_TEST_TMP=/tmp/fmlp-tt timeout 240 ./$t) >"$OUT/$t.log" 2>&1
+        note "$t rc=$? $(tail -1 "$OUT/$t.log")"
+    done
+    (cd $B/tests && FMLP_TEST_TMP=/tmp/fmlp-tt timeout 100 compute-sanitizer --tool memcheck ./test_cuda_errors) >"$OUT/san_memcheck_errors.log" 2>&1
+    note "memcheck(test_cuda_errors) rc=$? $(grep 'ERROR SUMMARY' "$OUT/san_memcheck_errors.log" | tail -1)"
+    grep -E "Program hit|Invalid|out of bounds" "$OUT/san_memcheck_errors.log" | sort | uniq -c | head -5 >>"$SUMMARY"
+    (cd $B/tests && FMLP_TEST_TMP=/tmp/fmlp-tt timeout 60 compute-sanitizer --tool racecheck ./test_cuda_errors) >"$OUT/san_racecheck_errors.log" 2>&1
+    note "racecheck(test_cuda_errors) rc=$? $(grep 'RACECHECK SUMMARY' "$OUT/san_racecheck_errors.log" | tail -1)"
+    # The one-kernel MLP's grid barrier, named team barriers and cp.async, on a
+    # few row counts (racecheck runs past 150 s on the H100: rc=124).
+    for tool in memcheck racecheck synccheck; do
+        (cd $B/tests && FMLP_TEST_QUICK=1 timeout 150 compute-sanitizer --tool $tool ./test_cuda_one_kernel) \
+            >"$OUT/san_${tool}_one_kernel.log" 2>&1
+        note "$tool(test_cuda_one_kernel) rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san_${tool}_one_kernel.log" | tail -1)"
+    done
 fi
 [ "$PART" = checks ] && exit 0
 BENCH_DATE=$(date -u +%Y-%m-%dT%H:%MZ)
