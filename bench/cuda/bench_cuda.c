@@ -10,8 +10,10 @@
  * same way, the limits those forwards are held to (limits.h): a graph
  * replay, and a plain read of the weight bytes, warm and cold; a table of
  * them goes to stderr. Writes one JSON object per line to stdout: µs per
- * forward, and host_us, the CPU's µs per forward spent enqueueing it (what
- * a forward costs the calling thread when nothing waits for the GPU). */
+ * forward (the best round's), each round's in round order (us_rounds: how
+ * far the clock under the power cap moved them), and host_us, the CPU's µs
+ * per forward spent enqueueing it (what a forward costs the calling thread
+ * when nothing waits for the GPU). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,7 +259,7 @@ int main(int argc, char **argv)
          * differs: bench/results/h200_power_cap_2026-12-02.md; with three
          * rounds in one direction the fused plan read 4.5% apart as
          * `fused` and `auto`: h200_glu_128x160_2026-12-04.md). */
-        double best[5][2], host[5][2];
+        double best[5][2], host[5][2], each[5][2][ROUNDS];
         for (int v = 0; v < 5; v++)
             for (int cold = 0; cold < 2; cold++) {
                 best[v][cold] = host[v][cold] = 1e30;
@@ -270,6 +272,7 @@ int main(int argc, char **argv)
                 if (!bench_listed(variants, names[v])) continue;
                 double host_us;
                 const double us = time_once(ctx, &st, cold ? copies : 1, modes[v], v == 3, iters, window_ns, &host_us);
+                each[v][cold][round] = us;
                 if (us < best[v][cold]) best[v][cold] = us;
                 if (host_us < host[v][cold]) host[v][cold] = host_us;
                 fprintf(stderr, "bench_cuda: %lld rows, round %d/%d, %s L2-%s: %.1f us\n", (long long)rows, round + 1,
@@ -283,11 +286,13 @@ int main(int argc, char **argv)
                 fmlp_mlp_plan(st.m[0], modes[v], rows, &plan);
                 printf("{\"impl\": \"fmlp\", \"variant\": \"%s\", \"dim\": %lld, \"hidden\": %lld, \"rows\": %lld, "
                        "\"l2\": \"%s\", \"us\": %.3f, \"host_us\": %.3f, \"tflops\": %.2f, \"kernels\": %d, \"first_kernel\": \"%s\", "
-                       "\"resolved\": \"%s\", \"rotated_mb\": %.0f}\n",
+                       "\"resolved\": \"%s\", \"rotated_mb\": %.0f, \"us_rounds\": [",
                        names[v], (long long)dim, (long long)hidden, (long long)rows, cold ? "cold" : "warm", us,
                        host[v][cold], work / us * 1e-6, plan.n_kernels,
                        plan.kernels[0].name, fmlp_mode_name(plan.resolved),
                        (double)(cold ? copies : 1) * (double)weight_bytes / 1e6);
+                for (int r = 0; r < ROUNDS; r++) printf("%s%.3f", r ? ", " : "", each[v][cold][r]);
+                printf("]}\n");
                 fflush(stdout);
             }
         }

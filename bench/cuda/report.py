@@ -220,7 +220,8 @@ def main():
                      "of the same variant's operations untimed (the GPU's clock under its power cap) and, from "
                      "2026-12-06, at least 50 ms long "
                      "(fmlp_bench_cuda: rounds in which its variants take turns, three before 2026-12-04, then five, "
-                     "every other one in reverse); cold = rotating weight "
+                     "every other one in reverse; us_rounds lists each round's timing, and PyTorch's us_windows its three "
+                     "timings in a row, where the run recorded them); cold = rotating weight "
                      "copies holding at least 512 MB (38 x 14.2 MB for the tutorial's MLP)"}
     with open(out_json, "w") as f:
         json.dump(doc, f, indent=1)
