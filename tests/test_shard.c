@@ -57,7 +57,7 @@ static void check_sum(fmlp_ctx *ctx, const tu_shape_case *c, fmlp_dtype dt, fmlp
     tu_check(!ok || covered == c->hidden, "%s world=%d: the shards cover all %lld hidden features once (%lld)",
              c->name, world, (long long)c->hidden, (long long)covered);
     if (ok) {
-        const double err = tu_rel_err_f64(sum, ref, rows * out), bound = tu_tol_case(c, dt);
+        const double err = tu_rel_err_f64(sum, ref, rows * out), bound = tu_tol_mode(c, dt, mode);
         tu_check(err <= bound,
                  "%s %s %s world=%d rows=%lld: sum of the shards' outputs vs f64 reference err=%.2e (bound %.0e)",
                  c->name, fmlp_dtype_name(dt), fmlp_mode_name(mode), world, (long long)rows, err, bound);

@@ -99,6 +99,13 @@ double tu_tol_case(const tu_shape_case *c, fmlp_dtype dtype)
     return tu_tol(dtype) * rounded;
 }
 
+double tu_tol_mode(const tu_shape_case *c, fmlp_dtype dtype, fmlp_mode mode)
+{
+    const double t = tu_tol_case(c, dtype);
+    if (c->block != FMLP_BLOCK_GATED) return t;
+    return mode == FMLP_MODE_EAGER ? 3 * t : mode == FMLP_MODE_COMPILED ? 2 * t : t;
+}
+
 void tu_act_sweep_for(fmlp_act act, int64_t dim, int64_t hidden, int64_t out_dim, tu_act_sweep *out)
 {
     snprintf(out->names[0], sizeof out->names[0], "gated-%s", fmlp_act_name(act));

@@ -54,7 +54,7 @@ static void check(fmlp_ctx *ctx, const tu_shape_case *c, fmlp_dtype dt, int64_t 
                 if (fs == FMLP_OK) fs = ct_download(ctx, &dy, y);
             }
             const double err = fs == FMLP_OK ? tu_rel_err(dt, y, ldy, ref, out, rows, out) : INFINITY;
-            tu_check(fs == FMLP_OK && err <= tu_tol_case(c, dt), "%-15s %-4s %-8s rows=%-5lld %-6s err=%.2e %s", c->name,
+            tu_check(fs == FMLP_OK && err <= tu_tol_mode(c, dt, modes[mi]), "%-15s %-4s %-8s rows=%-5lld %-6s err=%.2e %s", c->name,
                      fmlp_dtype_name(dt), fmlp_mode_name(modes[mi]), (long long)rows,
                      host ? "host" : graph ? "graph" : "device", err, fs == FMLP_OK ? "" : fmlp_last_error());
         }
