@@ -12,36 +12,25 @@
 #include "model/mlp_internal.h"
 
 /* y(rows, n) = x(rows, k) · Wᵀ + b, all double. Each output is one chain
- * of adds in k order; four rows' chains run side by side, which leaves
- * every sum as it was and lets the adds overlap (a single chain waits on
- * each add's latency, and the GPU tests' references at thousands of rows
- * took most of their time). */
+ * of adds in k order; four rows' chains run side by side (a block of fewer
+ * rows repeats its last row and keeps only its own), which leaves every
+ * sum as it was and lets the adds overlap: a single chain waits on each
+ * add's latency, and the GPU tests' references at thousands of rows took
+ * most of their time. */
 static void linear_ref(const fmlp_layer *l, fmlp_dtype dt, const double *x, int64_t rows, double *y)
 {
-    int64_t r = 0;
-    for (; r + 4 <= rows; r += 4) {
-        const double *x0 = x + r * l->k, *x1 = x0 + l->k, *x2 = x1 + l->k, *x3 = x2 + l->k;
+    for (int64_t r = 0; r < rows; r += 4) {
+        const int64_t nr = rows - r < 4 ? rows - r : 4;
+        const double *xs[4];
+        for (int64_t q = 0; q < 4; q++) xs[q] = x + (r + (q < nr ? q : nr - 1)) * l->k;
         for (int64_t j = 0; j < l->n; j++) {
             const double b = l->b ? fmlp_load(dt, l->b, j) : 0.0;
-            double a0 = b, a1 = b, a2 = b, a3 = b;
+            double a[4] = {b, b, b, b};
             for (int64_t i = 0; i < l->k; i++) {
                 const double w = fmlp_load(dt, l->w, j * l->k + i);
-                a0 += x0[i] * w;
-                a1 += x1[i] * w;
-                a2 += x2[i] * w;
-                a3 += x3[i] * w;
+                for (int q = 0; q < 4; q++) a[q] += xs[q][i] * w;
             }
-            y[r * l->n + j] = a0;
-            y[(r + 1) * l->n + j] = a1;
-            y[(r + 2) * l->n + j] = a2;
-            y[(r + 3) * l->n + j] = a3;
-        }
-    }
-    for (; r < rows; r++) {
-        for (int64_t j = 0; j < l->n; j++) {
-            double acc = l->b ? fmlp_load(dt, l->b, j) : 0.0;
-            for (int64_t i = 0; i < l->k; i++) acc += x[r * l->k + i] * (double)fmlp_load(dt, l->w, j * l->k + i);
-            y[r * l->n + j] = acc;
+            for (int64_t q = 0; q < nr; q++) y[(r + q) * l->n + j] = a[q];
         }
     }
 }
