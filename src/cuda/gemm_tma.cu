@@ -254,6 +254,10 @@ __device__ __forceinline__ void tma_body(const CUtensorMap *tx, const CUtensorMa
  * tile costs besides its matrix work sets the pace; the 128x192 form
  * (which takes its bias from L1) also moves a sixth fewer operand bytes
  * per FLOP than 128x128 and leads at long K too. */
+/* Stages of `stage` bytes that fit in an SM's shared memory beside
+ * `extra` bytes of output staging (and the 1 KB the hardware reserves). */
+constexpr int stages_beside(int stage, int extra) { return (227 * 1024 - 1024 - extra) / (stage + 16); }
+
 template <int WPT, int MW, int BN, int SR, bool TS, bool GLU> struct tmp_cfg {
     static_assert(!TS || WPT == 1, "TMA-stored output tiles are a ping-pong team's");
     static constexpr int BM = 64 * MW * WPT;
@@ -263,9 +267,16 @@ template <int WPT, int MW, int BN, int SR, bool TS, bool GLU> struct tmp_cfg {
      * (64-byte swizzle: the 96 of a 192-wide GLU tile) */
     static constexpr int OUT = GLU ? BN / 2 : BN, OBC = OUT % 64 == 0 ? 64 : 32;
     static_assert(!TS || OUT % OBC == 0, "staged output tiles are whole boxes");
-    static constexpr int BOX = BM * OBC * 2, STG = TS ? OUT / OBC * BOX : 0, EXTRA = 2 / WPT * STG;
+    static constexpr int BOX = BM * OBC * 2, BOXES = OUT / OBC;
+    /* A tile's boxes staged at once, or one box a round where staging all
+     * of them would leave fewer than four stages: the plain 128x192 with
+     * three stages read 0.77-0.80x cuBLASLt on 3072 -> 768 at 8192-32768
+     * rows, in rounds with four 0.96-0.97x (H100,
+     * bench/results/h100_pdl_rounds_2026-12-06.md) */
+    static constexpr int RND = TS && stages_beside(STAGE, 2 / WPT * BOXES * BOX) < 4 ? BOXES : 1, BPR = BOXES / RND;
+    static constexpr int STG = TS ? BPR * BOX : 0, EXTRA = 2 / WPT * STG;
     /* SR stages, or as many as fit beside the staging area */
-    static constexpr int S_FIT = (227 * 1024 - 1024 - EXTRA) / (STAGE + 16), S = SR < S_FIT ? SR : S_FIT;
+    static constexpr int S_FIT = stages_beside(STAGE, EXTRA), S = SR < S_FIT ? SR : S_FIT;
     static constexpr int SMEM = S * STAGE + EXTRA + 2 * S * 8 + 1024;
 };
 
@@ -382,17 +393,19 @@ template <typename T> __device__ __forceinline__ uint32_t pack2(float v0, float 
  * store's. The bias comes from bw, or where the accumulators leave no
  * registers for it (BREG false) from L1, prefetched when the tile
  * started. GELU-tanh takes the hardware tanh here (fmlp_act_fast). */
-template <typename T, bool GLU, int BN, int OBC, int BOX, bool BREG, int ACT>
+template <typename T, bool GLU, int BN, int OBC, int BOX, int BPR, bool BREG, int ACT>
 __device__ __forceinline__ void tmp_stage_act(const fmlp_cu_gemm_args &p, const float (&d)[BN / 2],
-                                              const uint32_t *bw, int64_t n0, uint32_t stg, int w)
+                                              const uint32_t *bw, int64_t n0, uint32_t stg, int w, int r)
 {
     const int t = threadIdx.x & 127, lane = t & 31, g = lane >> 2, tq = lane & 3;
     const uint32_t row0 = stg + (uint32_t)(w * 64 + (t >> 5) * 16 + g) * (OBC * 2) + 4 * tq, row1 = row0 + 8 * OBC * 2;
-    /* the 8 columns j * 8.. of the staged tile (rows g and g + 8 share
-     * their swizzle) */
-    auto chunk = [g](int j) {
-        return OBC == 64 ? (uint32_t)((j >> 3) * BOX + (((j & 7) ^ g) << 4))
-                         : (uint32_t)((j >> 2) * BOX + (((j & 3) ^ ((g >> 1) & 3)) << 4));
+    /* the box of the 8 columns j * 8.. of the tile, and where they go in
+     * the staging area (rows g and g + 8 share their swizzle); a round
+     * stages boxes r * BPR.. */
+    auto box = [](int j) { return OBC == 64 ? j >> 3 : j >> 2; };
+    auto chunk = [g, r, box](int j) {
+        return (uint32_t)((box(j) - r * BPR) * BOX) +
+               (OBC == 64 ? (uint32_t)(((j & 7) ^ g) << 4) : (uint32_t)(((j & 3) ^ ((g >> 1) & 3)) << 4));
     };
     auto word = [&](int i) -> uint32_t {
         if constexpr (BREG) return bw[i];
@@ -401,6 +414,7 @@ __device__ __forceinline__ void tmp_stage_act(const fmlp_cu_gemm_args &p, const 
     if (GLU) {
 #pragma unroll
         for (int j = 0; j < BN / 16; j++) {
+            if (box(j) / BPR != r) continue;
             const uint32_t wg = word(2 * j), wu = word(2 * j + 1);
             const float bg0 = bits_f32<T>(wg & 0xFFFFu), bg1 = bits_f32<T>(wg >> 16);
             const float bu0 = bits_f32<T>(wu & 0xFFFFu), bu1 = bits_f32<T>(wu >> 16);
@@ -413,6 +427,7 @@ __device__ __forceinline__ void tmp_stage_act(const fmlp_cu_gemm_args &p, const 
     } else {
 #pragma unroll
         for (int j = 0; j < BN / 8; j++) {
+            if (box(j) / BPR != r) continue;
             const uint32_t wb = word(j);
             const float b0 = bits_f32<T>(wb & 0xFFFFu), b1 = bits_f32<T>(wb >> 16);
             const float *e = d + 4 * j;
@@ -424,13 +439,13 @@ __device__ __forceinline__ void tmp_stage_act(const fmlp_cu_gemm_args &p, const 
     }
 }
 
-#define FMLP_TMP_STAGE_CASE(e, ...)                                          \
-    case e: tmp_stage_act<T, GLU, BN, OBC, BOX, BREG, e>(p, d, bw, n0, stg, w); \
+#define FMLP_TMP_STAGE_CASE(e, ...)                                                     \
+    case e: tmp_stage_act<T, GLU, BN, OBC, BOX, BPR, BREG, e>(p, d, bw, n0, stg, w, r); \
         return;
 
-template <typename T, bool GLU, int BN, int OBC, int BOX, bool BREG>
+template <typename T, bool GLU, int BN, int OBC, int BOX, int BPR, bool BREG>
 __device__ __forceinline__ void tmp_stage(const fmlp_cu_gemm_args &p, const float (&d)[BN / 2], const uint32_t *bw,
-                                          int64_t n0, uint32_t stg, int w)
+                                          int64_t n0, uint32_t stg, int w, int r)
 {
     switch (p.act) { FMLP_ACT_TABLE(FMLP_TMP_STAGE_CASE) }
 }
@@ -544,19 +559,24 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
             asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
             if (prev >= 0 && lead) mbar_arrive(empty + 8 * prev);
             if constexpr (TS) if (ts) {
-                /* the staging area is free once the team's last store has read it */
-                if (lead) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-                team_sync(team);
 #pragma unroll
-                for (int w = 0; w < MW; w++) tmp_stage<T, GLU, BN, C::OBC, C::BOX, BREG>(p, d[w], bw, (int64_t)nb * BN, stg, w);
-                asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-                team_sync(team);
-                if (lead) {
-                    const int c0 = nb * C::OUT;
+                for (int r = 0; r < C::RND; r++) {
+                    /* the staging area is free once the team's last store has read it */
+                    if (lead) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+                    team_sync(team);
 #pragma unroll
-                    for (int bx = 0; bx < C::OUT / C::OBC; bx++)
-                        if (c0 + bx * C::OBC < p.n) tma_store(to, stg + bx * C::BOX, c0 + bx * C::OBC, mb * C::BM);
-                    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+                    for (int w = 0; w < MW; w++)
+                        tmp_stage<T, GLU, BN, C::OBC, C::BOX, C::BPR, BREG>(p, d[w], bw, (int64_t)nb * BN, stg, w, r);
+                    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+                    team_sync(team);
+                    if (lead) {
+                        const int c0 = nb * C::OUT;
+#pragma unroll
+                        for (int bx = r * C::BPR; bx < (r + 1) * C::BPR; bx++)
+                            if (c0 + bx * C::OBC < p.n)
+                                tma_store(to, stg + (bx - r * C::BPR) * C::BOX, c0 + bx * C::OBC, mb * C::BM);
+                        asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+                    }
                 }
                 continue;
             }
@@ -695,12 +715,17 @@ bool fills_waves(int64_t tiles, int64_t sms)
  *     register-stored one it replaces 0.90-1.03x). The 128x160 fills the
  *     waves of 1024 rows of 4096 -> 14336 better (1.00-1.01x cuBLASLt;
  *     h200_glu_128x160_2026-12-04.md).
- * - plain with K >= 2048: the shared 128x256 tile where its tiles fill
- *   whole waves, 1.18-1.30x the one-tile-per-block kernel on 14336 -> 4096
- *   (0.94-0.98x cuBLASLt); with 192 tiles on 132 SMs (768 wide, 8192 rows)
- *   it lost to the ping-pong;
- * - other plain GEMMs: the TMA-stored ping-pong where its tiles fill whole
- *   waves (1.03-1.10x the register-stored one on 3072 -> 768).
+ * - plain, a 128x128 tile per SM or more, by the same measure of work per
+ *   SM: the TMA-stored 128x192 where it has a wave of tiles and beats the
+ *   TMA-stored 128x128 counted 10% dearer (3072 -> 768 at 8192 / 32768
+ *   rows: 0.96 / 0.97x cuBLASLt against 0.84 / 0.81x,
+ *   h100_pdl_rounds_2026-12-06.md), unless the shared 128x256 tile, at K
+ *   >= 2048 with its tiles filling whole waves and counted 1% dearer, holds
+ *   no more (14336 -> 4096 at 1024-8192 rows: 0.95-0.96x against
+ *   0.70-0.90x for the 128x192; 1.18-1.30x the one-tile-per-block kernel;
+ *   at 32768 rows of 3072 -> 768, equal work per SM, it read 0.83x against
+ *   the 128x192's 0.97x); else the TMA-stored 128x128 where its tiles fill
+ *   whole waves (1.03-1.10x the register-stored one on 3072 -> 768).
  * - GLU of at most 128 rows with fewer 128x128 tiles than SMs (H100,
  *   GEMM-only against cuBLASLt's plain GEMM of the same size, timed as
  *   plain launches, which may favour fmlp; the tutorial's forward in a
@@ -727,11 +752,10 @@ int tma_pick(const fmlp_cu_gemm_args *a)
     const int64_t sms = a->sm_count > 0 ? a->sm_count : 132;
     auto tiles = [a](const tma_entry &e) { return ((a->m + e.bm - 1) / e.bm) * ((a->nw + e.bn - 1) / e.bn); };
     const int64_t pp = tiles(tma_table[TMA_PINGPONG_128x128]);
+    /* work per SM: the columns of every wave, the last one counted whole,
+     * a tile weighed by what it was measured to cost more per column */
+    auto cost = [&](int c, int weight) { return (tiles(tma_table[c]) + sms - 1) / sms * tma_table[c].bn * weight; };
     if (a->glu && pp >= sms) {
-        /* the least work per SM (columns of every wave, the last one
-         * counted whole), a narrower tile weighed by what it costs more
-         * per column */
-        auto cost = [&](int c, int weight) { return (tiles(tma_table[c]) + sms - 1) / sms * tma_table[c].bn * weight; };
         if (a->k < 3072)
             return tiles(tma_table[TMA_PINGPONG_STORE_128x192]) > 2 * sms &&
                            cost(TMA_PINGPONG_STORE_128x192, 100) < cost(TMA_PINGPONG_STORE, 110)
@@ -746,7 +770,13 @@ int tma_pick(const fmlp_cu_gemm_args *a)
     if (a->glu && a->k < 2048 && a->m > 192) return TMA_PINGPONG_STORE;
     if (a->glu && a->m <= 64 && tiles(tma_table[TMA_64x64]) < sms) return TMA_64x48;
     if (a->glu && a->m > 64 && a->m <= 128) return tiles(tma_table[TMA_128x128]) * 2 >= sms ? TMA_128x128 : TMA_128x48;
-    if (!a->glu && a->k >= 2048 && fills_waves(tiles(tma_table[TMA_COOP_128x256]), sms)) return TMA_COOP_128x256;
+    if (!a->glu && pp >= sms) {
+        const bool coop = a->k >= 2048 && fills_waves(tiles(tma_table[TMA_COOP_128x256]), sms);
+        const bool wide = tiles(tma_table[TMA_PINGPONG_STORE_128x192]) >= sms &&
+                          cost(TMA_PINGPONG_STORE_128x192, 100) < cost(TMA_PINGPONG_STORE, 110);
+        if (coop && (!wide || cost(TMA_COOP_128x256, 101) <= cost(TMA_PINGPONG_STORE_128x192, 100))) return TMA_COOP_128x256;
+        if (wide) return TMA_PINGPONG_STORE_128x192;
+    }
     if (!a->glu && fills_waves(pp, sms)) return TMA_PINGPONG_STORE;
     for (int i = TMA_PLAIN_PICKS - 1; i > 0; i--)
         if (tiles(tma_table[i]) >= sms) return i;

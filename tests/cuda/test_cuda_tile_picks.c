@@ -85,6 +85,13 @@ int main(void)
     picks(gemm(FMLP_BF16, false, 64, 768, 3072), "fmlp_gemm_bf16_wgmma_64x64");
     picks(gemm(FMLP_BF16, false, 128, 768, 3072), "fmlp_gemm_bf16_wgmma_64x64");
     picks(gemm(FMLP_BF16, false, 1024, 3072, 768), "fmlp_gemm_bf16_wgmma_128x128");
+    /* the down projection's shape where fmlp runs it: the TMA-stored
+     * 128x192 from a wave of its tiles (staged in rounds), the shared
+     * 128x256 where its tiles fill whole waves */
+    picks(gemm(FMLP_BF16, false, 4096, 768, 3072), "fmlp_gemm_bf16_wgmma_128x128");
+    picks(gemm(FMLP_BF16, false, 8192, 768, 3072), "fmlp_gemm_bf16_wgmma_128x192_pingpong_tmastore");
+    picks(gemm(FMLP_F16, false, 32768, 768, 3072), "fmlp_gemm_f16_wgmma_128x192_pingpong_tmastore");
+    picks(gemm(FMLP_BF16, false, 4096, 4096, 14336), "fmlp_gemm_bf16_wgmma_128x256_coop");
     return tu_finish();
 }
 #else
