@@ -17,6 +17,8 @@
  *   of its timed batches: the clock the power cap leaves it, the state a
  *   forward runs in (bench/results/h100_sustained_2026-12-06.md); without
  *   it a batch reads whatever clock the one before left.
+ *   GEMM_ONE_PDL=1 launches fmlp's persistent tiles as programmatic
+ *   dependents, as fmlp's forwards do (cuBLASLt's launches stay plain).
  * Build: the fmlp_gemm_one target of a CUDA build (cmake/cuda_backend.cmake). */
 #include <cublasLt.h>
 #include <cuda_bf16.h>
@@ -102,8 +104,9 @@ int main(int argc, char **argv)
     fill<<<1024, 256>>>(w, nw * k, 0.03f, 2);
     fill<<<1024, 256>>>(b, nw, 0.03f, 3);
     CK(cudaGetLastError());
+    const char *pdl = getenv("GEMM_ONE_PDL");
     fmlp_cu_gemm_args a = {FMLP_BF16, glu ? FMLP_ACT_GELU_TANH : FMLP_ACT_NONE, glu, m, n, k, nw, x, k, w, b, out, n, sms, ccm,
-                           0, false};
+                           0, pdl && pdl[0] == '1'};
     cublasLtHandle_t h = NULL;
     lt_plain lp;
     void *ws = NULL;

@@ -153,14 +153,16 @@ fmlp_status fmlp_cu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k, c
     } else if (gemm && uses_lt(st, dtype, k)) {
         s = fmlp_cu_lt_gemm(st, stream, dtype, k->m, k->n, k->k, in0->data, in0->ld, p->w, p->b, out->data, out->ld);
     } else if (gemm) {
-        /* PDL where the weights are small (the kernel before's tail is a
-         * large share of the forward) or the rows few; see
-         * CUDA_PDL_ANY_WEIGHTS_ROWS. */
-        const bool pdl = fmlp_cu_pdl_now(st) && (st->pdl_all || k->m <= CUDA_PDL_ANY_WEIGHTS_ROWS ||
-                                                 small_weights(st, dtype, p->nw, k->k));
         fmlp_cu_gemm_args a = {dtype, k->act, p->glu, k->m, k->n, k->k, p->nw, in0->data, in0->ld, p->w, p->b,
-                               out->data, out->ld, st->sm_count, st->cc_major, 0, pdl};
-        e = fmlp_cu_gemm(stream, &a, pick_gemm(st, &a));
+                               out->data, out->ld, st->sm_count, st->cc_major, 0, false};
+        const fmlp_cu_gemm_variant v = pick_gemm(st, &a);
+        /* PDL for the wgmma tiles (their one wait is before their first
+         * load), and for the gemv where the weights are small (the kernel
+         * before's tail is a large share of the forward) or the rows few;
+         * see CUDA_PDL_ANY_WEIGHTS_ROWS. */
+        a.pdl = fmlp_cu_pdl_now(st) && (v == FMLP_CU_GEMM_WGMMA || st->pdl_all || k->m <= CUDA_PDL_ANY_WEIGHTS_ROWS ||
+                                        small_weights(st, dtype, p->nw, k->k));
+        e = fmlp_cu_gemm(stream, &a, v);
     } else {
         const void *b = in1 ? in1->data : NULL;
         const int64_t ldb = in1 ? in1->ld : 0;

@@ -14,13 +14,17 @@
  * epilogue pairs the interleaved gate and up rows in registers exactly as
  * fmlp's other tiles do. A second, persistent family (tmp_body: one block
  * per SM walking its tiles, a producer warpgroup, setmaxnreg, ping-pong or
- * shared 128x256 tiles) is what tma_pick takes for large GEMMs. Built only
+ * shared 128x256 tiles) is what tma_pick takes for large GEMMs; launched
+ * as programmatic dependents (fmlp_cu_gemm_args.pdl), its blocks start as
+ * the kernel before leaves the SMs and its producer waits for that kernel
+ * before the first load. Built only
  * into the sm_90a image; fmlp_cu_gemm_pick offers it only on compute
  * capability 9.x. */
 #include <cuda.h>
 
 #include "cuda/device_util.cuh"
 #include "cuda/kernels.h"
+#include "cuda/pdl.cuh"
 #include "cuda/smem_opt_in.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -475,6 +479,9 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
     const int KT = (int)((p.k + 63) / 64);
     /* tma_launch keeps tiles and rows under 2^31 */
     const int mt = (int)((p.m + C::BM - 1) / C::BM), nt = (int)((p.nw + BN - 1) / BN), tiles = mt * nt;
+    /* Launched as a programmatic dependent (p.pdl), the kernel after may
+     * start its blocks as these leave their SMs. */
+    pdl_launch_dependents();
     const uint32_t smem = ring_init<S, C::STAGE, C::EXTRA>(WPT);
     const uint32_t stg0 = smem + S * C::STAGE, full = stg0 + C::EXTRA, empty = full + S * 8;
 
@@ -484,6 +491,10 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
         if (threadIdx.x == 256) {
             asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)tx) : "memory");
             asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)tw) : "memory");
+            /* Under PDL the kernel before may still be writing x, or reading
+             * the output: nothing global is loaded before this wait, and the
+             * consumers write only what these loads feed. */
+            pdl_wait();
             int s = 0;
             uint32_t ph = 0;
             bool wrapped = false;
@@ -882,7 +893,19 @@ cudaError_t tma_launch(cudaStream_t s, const fmlp_cu_gemm_args *a, const tma_ent
     cudaError_t err = fmlp_smem_opt_in(e.fn[f16][glu], (size_t)e.smem[glu]);
     if (err != cudaSuccess) return err;
     void *args[] = {&tx, &tw, (void *)a, &to, &ts};
-    return cudaLaunchKernel(e.fn[f16][glu], dim3((unsigned)launch_blocks(a, e)), dim3(e.threads), args, e.smem[glu], s);
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)launch_blocks(a, e));
+    cfg.blockDim = dim3(e.threads);
+    cfg.dynamicSmemBytes = (size_t)e.smem[glu];
+    cfg.stream = s;
+    /* programmatic dependent launch: the persistent kernels wait for the
+     * kernel before in their producer */
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = &attr;
+    cfg.numAttrs = a->pdl && e.persistent ? 1 : 0;
+    return cudaLaunchKernelExC(&cfg, e.fn[f16][glu], args);
 }
 
 } // namespace

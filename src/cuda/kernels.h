@@ -57,7 +57,7 @@ typedef struct {
     int sm_count; /* the device's multiprocessors (tile choice); 0: assume 132 */
     int cc_major; /* compute capability major; 9 and up: split-K clusters and PDL; 0: neither */
     int split;    /* gemv: blocks of a cluster splitting K (1..8); 0: chosen for the shape */
-    bool pdl;     /* gemv: launch with programmatic stream serialization (cc 9.x) */
+    bool pdl;     /* gemv and persistent wgmma GEMMs: launch with programmatic stream serialization (cc 9.x) */
 } fmlp_cu_gemm_args;
 
 /* Picks the variant for the shape, the device (SM count, compute capability
