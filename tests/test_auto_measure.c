@@ -21,7 +21,7 @@ static double forward_err(fmlp_mlp *m, int64_t rows)
     tu_poison(FMLP_F32, y, rows * DIM);
     fmlp_tensor tx = fmlp_tensor_view(x, FMLP_F32, rows, DIM, 0), ty = fmlp_tensor_view(y, FMLP_F32, rows, DIM, 0);
     fmlp_status s = fmlp_mlp_forward(m, FMLP_MODE_AUTO, &tx, &ty);
-    fmlp_mlp_reference(m, xr, rows, ref);
+    tu_mlp_reference(m, xr, rows, ref);
     double err = s == FMLP_OK ? tu_rel_err(FMLP_F32, y, DIM, ref, DIM, rows, DIM) : INFINITY;
     free(x);
     free(y);

@@ -45,7 +45,7 @@ static void check_one(fmlp_ctx *ctx, const char *path, const tu_shape_case *c, f
     for (int64_t r = 0; r < rows; r++) tu_poison(dt, (char *)y + (size_t)(r * ldy) * es, out);
     fmlp_tensor tx = fmlp_tensor_view(x, dt, rows, c->dim, ldx), ty = fmlp_tensor_view(y, dt, rows, out, ldy);
     fmlp_status s = fmlp_mlp_forward(m, mode, &tx, &ty);
-    fmlp_mlp_reference(m, xr, rows, ref);
+    tu_mlp_reference(m, xr, rows, ref);
     double err = s == FMLP_OK ? tu_rel_err(dt, y, ldy, ref, out, rows, out) : INFINITY;
     bool gaps = true;
     for (int64_t r = 0; r < rows && gaps; r++)

@@ -31,7 +31,7 @@ static double one_forward(fmlp_mlp *m, fmlp_mode mode, int64_t rows, fmlp_status
     tu_poison(FMLP_F32, y, rows * DIM);
     fmlp_tensor tx = fmlp_tensor_view(x, FMLP_F32, rows, DIM, 0), ty = fmlp_tensor_view(y, FMLP_F32, rows, DIM, 0);
     *st = fmlp_mlp_forward(m, mode, &tx, &ty);
-    fmlp_mlp_reference(m, xr, rows, ref);
+    tu_mlp_reference(m, xr, rows, ref);
     double err = *st == FMLP_OK ? tu_rel_err(FMLP_F32, y, DIM, ref, DIM, rows, DIM) : INFINITY;
     free(x);
     free(y);

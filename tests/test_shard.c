@@ -33,7 +33,7 @@ static void check_sum(fmlp_ctx *ctx, const tu_shape_case *c, fmlp_dtype dt, fmlp
     double *xr = malloc(sizeof(double) * (size_t)(rows * c->dim)), *ref = malloc(sizeof(double) * (size_t)(rows * out));
     double *sum = calloc((size_t)(rows * out), sizeof(double));
     tu_fill(dt, x, rows * c->dim, -2.0, 2.0, xr);
-    fmlp_mlp_reference(full, xr, rows, ref);
+    tu_mlp_reference(full, xr, rows, ref);
     fmlp_tensor tx = fmlp_tensor_view(x, dt, rows, c->dim, c->dim), ty = fmlp_tensor_view(y, dt, rows, out, out);
     bool ok = true;
     int64_t covered = 0;

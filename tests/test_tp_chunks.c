@@ -110,7 +110,7 @@ static void check_split(fmlp_ctx *ctx, const tu_shape_case *c, fmlp_dtype dt, in
     void *x = malloc((size_t)(rows * c->dim) * es), *y = malloc(ny * es), *whole = malloc(ny * es);
     double *xr = malloc(sizeof(double) * (size_t)(rows * c->dim)), *ref = malloc(sizeof(double) * ny);
     tu_fill(dt, x, rows * c->dim, -2.0, 2.0, xr);
-    fmlp_mlp_reference(m, xr, rows, ref);
+    tu_mlp_reference(m, xr, rows, ref);
     fmlp_tensor tx = fmlp_tensor_view(x, dt, rows, c->dim, c->dim), ty = fmlp_tensor_view(y, dt, rows, out, out),
                 tw = fmlp_tensor_view(whole, dt, rows, out, out);
     const fmlp_mode modes[] = {FMLP_MODE_EAGER, FMLP_MODE_COMPILED, FMLP_MODE_FUSED};
@@ -151,7 +151,7 @@ static void check_ranks(fmlp_ctx *ctx, const tu_shape_case *c, fmlp_dtype dt, in
     double *xr = malloc(sizeof(double) * (size_t)(rows * c->dim)), *ref = malloc(sizeof(double) * ny);
     double *sum = calloc(ny, sizeof(double));
     tu_fill(dt, x, rows * c->dim, -2.0, 2.0, xr);
-    fmlp_mlp_reference(full, xr, rows, ref);
+    tu_mlp_reference(full, xr, rows, ref);
     fmlp_tensor tx = fmlp_tensor_view(x, dt, rows, c->dim, c->dim), ty = fmlp_tensor_view(y, dt, rows, out, out);
     fmlp_status s = FMLP_OK;
     for (int r = 0; r < world && s == FMLP_OK; r++) s = fmlp_mlp_shard(full, ctx, r, world, &shards[r]);

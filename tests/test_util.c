@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -235,4 +236,50 @@ fmlp_ctx *tu_ctx(int threads)
     fmlp_ctx *ctx = NULL;
     tu_check(fmlp_ctx_create(&o, &ctx) == FMLP_OK, "a %d-thread context", threads);
     return ctx;
+}
+
+/* The GPU tests check thousands of rows at a time; one thread's f64
+ * reference took most of their run time (test_cuda_tp about 150 s on the
+ * H100's host). */
+typedef struct {
+    const fmlp_mlp *m;
+    const double *x;
+    double *y;
+    int64_t rows;
+    fmlp_status s;
+} ref_slice;
+
+static void *ref_slice_run(void *arg)
+{
+    ref_slice *r = arg;
+    r->s = fmlp_mlp_reference(r->m, r->x, r->rows, r->y);
+    return NULL;
+}
+
+fmlp_status tu_mlp_reference(const fmlp_mlp *m, const double *x, int64_t rows, double *y)
+{
+    enum { MAX_THREADS = 16, MIN_ROWS = 8 };
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int64_t n = cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : cpus;
+    if (n > rows / MIN_ROWS) n = rows / MIN_ROWS;
+    if (n <= 1 || !m || !x || !y) return fmlp_mlp_reference(m, x, rows, y);
+    /* materialized once here, not raced for by the slices */
+    fmlp_status s = fmlp_mlp_reference(m, x, 1, y);
+    if (s != FMLP_OK) return s;
+    const int64_t dim = fmlp_mlp_get_desc(m)->dim, out_dim = fmlp_mlp_out_dim(m);
+    ref_slice sl[MAX_THREADS];
+    pthread_t th[MAX_THREADS];
+    bool started[MAX_THREADS] = {false};
+    for (int64_t i = 0, r0 = 0; i < n; i++) {
+        const int64_t r1 = rows * (i + 1) / n;
+        sl[i] = (ref_slice){m, x + r0 * dim, y + r0 * out_dim, r1 - r0, FMLP_OK};
+        started[i] = pthread_create(&th[i], NULL, ref_slice_run, &sl[i]) == 0;
+        if (!started[i]) ref_slice_run(&sl[i]);
+        r0 = r1;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        if (started[i]) pthread_join(th[i], NULL);
+        if (sl[i].s != FMLP_OK && s == FMLP_OK) s = sl[i].s;
+    }
+    return s;
 }

@@ -92,4 +92,9 @@ bool tu_run_in_child(void (*fn)(void *arg, void *out), void *arg, void *out, siz
 /* A CPU context of `threads` workers, or NULL after a failed check. */
 fmlp_ctx *tu_ctx(int threads);
 
+/* fmlp_mlp_reference, its rows split over up to 16 threads: a row's
+ * reference depends on that row alone, so the result is the same bits as
+ * one call. */
+fmlp_status tu_mlp_reference(const fmlp_mlp *m, const double *x, int64_t rows, double *y);
+
 #endif

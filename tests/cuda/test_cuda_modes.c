@@ -33,7 +33,7 @@ static void check(fmlp_ctx *ctx, const tu_shape_case *c, fmlp_dtype dt, int64_t 
     void *x = malloc((size_t)(rows * ldx) * es), *y = malloc((size_t)(rows * ldy) * es);
     double *xr = malloc(sizeof(double) * (size_t)(rows * c->dim)), *ref = malloc(sizeof(double) * (size_t)(rows * out));
     tu_fill(dt, x, rows * ldx, -2.0, 2.0, xr);
-    fmlp_mlp_reference(m, xr, rows, ref);
+    tu_mlp_reference(m, xr, rows, ref);
     fmlp_tensor dx, dy;
     fmlp_status s = ct_upload(ctx, dt, x, rows, c->dim, ldx, &dx);
     if (s == FMLP_OK) s = fmlp_tensor_alloc(ctx, dt, rows, out, &dy);

@@ -70,7 +70,7 @@ static void run_case(fmlp_ctx *ctx, const shape *sh, fmlp_dtype dt, int64_t rows
     double *xr = malloc(sizeof(double) * (size_t)nx), *ref = malloc(sizeof(double) * (size_t)ny);
     tu_fill(dt, hx, nx, -1, 1, xr);
     tu_poison(dt, hp, ny);
-    fmlp_mlp_reference(m, xr, rows, ref);
+    tu_mlp_reference(m, xr, rows, ref);
     fmlp_tensor x, y;
     fmlp_status s = ct_upload(ctx, dt, hx, rows, sh->dim, sh->dim, &x);
     if (s == FMLP_OK) s = ct_upload(ctx, dt, hp, rows, sh->out, sh->out, &y);
@@ -119,7 +119,7 @@ static void misaligned(fmlp_ctx *ctx, fmlp_dtype dt)
     if (s == FMLP_OK) s = fmlp_ctx_synchronize(ctx);
     if (s == FMLP_OK) s = ct_download(ctx, &y, hy);
     if (tu_check(s == FMLP_OK, "%s misaligned x rows: forward: %s", fmlp_dtype_name(dt), fmlp_last_error())) {
-        fmlp_mlp_reference(m, xr, rows, ref);
+        tu_mlp_reference(m, xr, rows, ref);
         const double err = tu_rel_err(dt, hy, sh->out, ref, sh->out, rows, sh->out);
         tu_check(err <= tu_tol(dt), "%s misaligned x rows (ld %lld): against f64: err=%.2e", fmlp_dtype_name(dt),
                  (long long)ld, err);
@@ -198,7 +198,7 @@ static void replays_follow_x(fmlp_ctx *ctx, fmlp_dtype dt, int64_t rows)
     if (s == FMLP_OK) s = fmlp_tensor_alloc(ctx, dt, rows, sh->out, &y);
     for (int r = 0; r < 4 && s == FMLP_OK; r++) {
         tu_fill(dt, hx, nx, -1, 1, xr);
-        fmlp_mlp_reference(m, xr, rows, ref);
+        tu_mlp_reference(m, xr, rows, ref);
         s = ctx->be->copy(ctx, x.data, FMLP_DEVICE_CUDA, hx, FMLP_DEVICE_CPU, 2 * (size_t)nx);
         if (s == FMLP_OK) s = ct_forward_graph(m, FMLP_MODE_FUSED, &x, &y);
         if (s == FMLP_OK) s = fmlp_ctx_synchronize(ctx);

@@ -77,7 +77,7 @@ static void run_rows(fmlp_dtype dt, int64_t rows, bool own)
     double *xr = malloc(sizeof(double) * n), *ref = malloc(sizeof(double) * n);
     tu_fill(dt, hx, (int64_t)n, -1, 1, xr);
     tu_poison(dt, hp, (int64_t)n);
-    fmlp_mlp_reference(on.m, xr, ref_rows, ref);
+    tu_mlp_reference(on.m, xr, ref_rows, ref);
 
     const fmlp_mode modes[] = {FMLP_MODE_EAGER, FMLP_MODE_COMPILED, FMLP_MODE_FUSED};
     for (int g = 0; g < 2; g++)

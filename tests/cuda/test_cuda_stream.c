@@ -51,7 +51,7 @@ int main(void)
     uint16_t *hx = malloc(sizeof(uint16_t) * ROWS * DIM), *hy = malloc(sizeof(uint16_t) * ROWS * DIM);
     double *xr = malloc(sizeof(double) * ROWS * DIM), *ref = malloc(sizeof(double) * ROWS * DIM);
     tu_fill(dt, hx, ROWS * DIM, -1, 1, xr);
-    fmlp_mlp_reference(m, xr, ROWS, ref);
+    tu_mlp_reference(m, xr, ROWS, ref);
     fmlp_tensor dx, dy;
     tu_check(ct_upload(ctx, dt, hx, ROWS, DIM, DIM, &dx) == FMLP_OK, "upload x");
     tu_check(fmlp_tensor_alloc(ctx, dt, ROWS, DIM, &dy) == FMLP_OK, "alloc y");

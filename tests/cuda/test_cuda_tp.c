@@ -69,7 +69,7 @@ static void forward_checks(fmlp_ctx *ctx, fmlp_tp *tp, fmlp_dtype dt)
     if (s == FMLP_OK) s = ct_download(ctx, &y, hy);
     if (s == FMLP_OK) s = ct_download(ctx, &yref, href);
     if (tu_check(s == FMLP_OK, "%s: world-1 forward: %s", fmlp_dtype_name(dt), fmlp_last_error())) {
-        fmlp_mlp_reference(full, xr, ROWS, ref);
+        tu_mlp_reference(full, xr, ROWS, ref);
         const double err = tu_rel_err(dt, hy, DIM, ref, DIM, ROWS, DIM);
         tu_check(err <= tu_tol(dt), "%s: world-1 forward against f64: err=%.2e", fmlp_dtype_name(dt), err);
         tu_check(memcmp(hy, href, 2 * nx) == 0, "%s: world-1 forward = the unsharded forward, bit for bit",
@@ -132,7 +132,7 @@ static bool data_make(fmlp_ctx *ctx, const fmlp_mlp *full, int64_t rows, tp_data
     t->xr = malloc(sizeof(double) * n);
     t->ref = malloc(sizeof(double) * n);
     tu_fill(FMLP_BF16, t->hx, (int64_t)n, -1, 1, t->xr);
-    fmlp_mlp_reference(full, t->xr, rows, t->ref);
+    tu_mlp_reference(full, t->xr, rows, t->ref);
     tu_poison(FMLP_BF16, t->hy, (int64_t)n);
     fmlp_status s = ct_upload(ctx, FMLP_BF16, t->hx, rows, DIM, DIM, &t->x);
     if (s == FMLP_OK) s = ct_upload(ctx, FMLP_BF16, t->hy, rows, DIM, DIM, &t->y);
