@@ -56,7 +56,7 @@ if [ "$STAGE" = kernels ] || [ "$STAGE" = all ]; then
     fi
     if [ -x $KC ]; then
         cuobjdump --dump-sass $KC 2>/dev/null | grep -oE "^ *(/\*[0-9a-f]+\*/)? *[A-Z][A-Z0-9.]+" | awk '{print $NF}' |
-            grep -E "^(HGMMA|UTMALDG|SYNCS|HMMA|LDSM|LDGSTS)" | sed 's/\..*//' | sort | uniq -c | tr '\n' ' ' >"$OUT/sass_ops.txt"
+            grep -E "^(HGMMA|UTMALDG|UTMASTG|SYNCS|HMMA|LDSM|LDGSTS)" | sed 's/\..*//' | sort | uniq -c | tr '\n' ' ' >"$OUT/sass_ops.txt"
         note "sass ops: $(cat "$OUT/sass_ops.txt")"
         timeout 240 $KC >"$OUT/kernel_check.log" 2>&1
         KC_RC=$?
