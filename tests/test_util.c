@@ -263,9 +263,9 @@ fmlp_status tu_mlp_reference(const fmlp_mlp *m, const double *x, int64_t rows, d
     int64_t n = cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : cpus;
     if (n > rows / MIN_ROWS) n = rows / MIN_ROWS;
     if (n <= 1 || !m || !x || !y) return fmlp_mlp_reference(m, x, rows, y);
-    /* materialized once here, not raced for by the slices */
-    fmlp_status s = fmlp_mlp_reference(m, x, 1, y);
-    if (s != FMLP_OK) return s;
+    /* the slices' first use of lazily loaded weights materializes them
+     * under the MLP's own lock */
+    fmlp_status s = FMLP_OK;
     const int64_t dim = fmlp_mlp_get_desc(m)->dim, out_dim = fmlp_mlp_out_dim(m);
     ref_slice sl[MAX_THREADS];
     pthread_t th[MAX_THREADS];
