@@ -35,6 +35,7 @@ typedef struct {
     int64_t hidden;     /* MLP_GLU: the hidden width (k is dim, n the output width) */
     const char *op;     /* the op(s) it implements, e.g. "linear", "gelu_tanh*mul" */
     const char *parent; /* the module op it belongs to, e.g. "fmlp::linear" */
+    bool tuned;         /* GEMM of a fused plan: fmlp's fastest way, not necessarily PyTorch's (cuBLASLt's heuristic) */
     char name[96];      /* filled by the backend: the code path that runs */
     int64_t flops, bytes;
 } fmlp_kernel;

@@ -18,21 +18,39 @@
 #include "cuda/kernels.h"
 
 #define FMLP_CU_LT_CACHE 128
+#define FMLP_CU_LT_TUNE 8
+#define FMLP_CU_LT_PICKS 64
 #define FMLP_CU_GRAPHS 64
 #define FMLP_CU_FREE_BLOCKS 64
 #define FMLP_CU_SEEN_PTRS 32
 
-/* One cuBLASLt problem, ready to launch: descriptors and the heuristic's
- * algorithm, keyed by everything they depend on. */
+/* One cuBLASLt problem, ready to launch: descriptors and the algorithm,
+ * keyed by everything they depend on. `tuned` (a fused plan's GEMM): the
+ * fastest of the heuristic's first n_cands algorithms once timed (lt.c),
+ * the heuristic's first until then; n_cands is 1 once timed. */
 typedef struct {
     fmlp_dtype dtype;
     int64_t m, n, k, ldx, ldy;
     const void *w, *bias;
     int align_x, align_y;
+    bool tuned;
     cublasLtMatmulDesc_t op;
     cublasLtMatrixLayout_t la, lb, lc;
     cublasLtMatmulAlgo_t algo;
+    int n_cands;
+    size_t tune_ws; /* the most workspace a candidate asks for */
+    cublasLtMatmulAlgo_t cands[FMLP_CU_LT_TUNE];
 } fmlp_cu_lt_plan;
+
+/* A timed pick, kept by shape and layout alone: copies of an MLP (or a
+ * plan rebuilt after the cache above was cleared) reuse it untimed. */
+typedef struct {
+    fmlp_dtype dtype;
+    int64_t m, n, k, ldx, ldy;
+    int align_x, align_y, align_w;
+    bool bias;
+    cublasLtMatmulAlgo_t algo;
+} fmlp_cu_lt_pick_memo;
 
 typedef struct {
     void *key;
@@ -67,6 +85,7 @@ typedef struct {
     bool row_gemv;               /* one-row GEMMs on the row-streaming gemv (FMLP_CUDA_ROW_GEMV=0: off) */
     int row_stream;              /* FMLP_CU_ROW_STREAM_*: the row-streaming one-kernel MLP (FMLP_CUDA_ROW_STREAM) */
     bool slice;                  /* the hidden-slice one-kernel MLP at one row (FMLP_CUDA_SLICE=0: off) */
+    bool lt_tune;                /* fused plans' cuBLASLt GEMMs take the fastest algorithm timed (FMLP_CUDA_LT_TUNE=0: off) */
     pthread_mutex_t lock;        /* guards the caches below */
 
     cublasLtHandle_t lt;
@@ -74,6 +93,9 @@ typedef struct {
     size_t lt_ws_bytes;
     fmlp_cu_lt_plan lt_plans[FMLP_CU_LT_CACHE];
     int n_lt;
+    cudaStream_t lt_tune_stream; /* where algorithms are timed; made at the first timing */
+    fmlp_cu_lt_pick_memo lt_picks[FMLP_CU_LT_PICKS];
+    int n_lt_picks, next_lt_pick; /* filled, then replaced in turn */
 
     pthread_mutex_t graph_lock; /* held from graph_begin to graph_end */
     fmlp_cu_graph graphs[FMLP_CU_GRAPHS];
@@ -123,6 +145,8 @@ cudaError_t fmlp_cu_use_device(const fmlp_cu_state *st);
 fmlp_status fmlp_cu_set_stream(fmlp_ctx *ctx, void *stream);
 void *fmlp_cu_get_stream(fmlp_ctx *ctx);
 bool fmlp_cu_caller_capturing(fmlp_ctx *ctx);
+/* Whether the calling thread is capturing an fmlp graph (graph.c's capture). */
+bool fmlp_cu_own_capture(const fmlp_cu_state *st);
 
 /* ---- discovery.c: devices, a context's device state, descriptions */
 
@@ -182,11 +206,19 @@ bool fmlp_cu_one_kernel(fmlp_ctx *ctx, const fmlp_mlp_desc *d, int64_t rows, int
 fmlp_mode fmlp_cu_auto_mode(fmlp_ctx *ctx, fmlp_block block, fmlp_dtype dtype, int64_t rows, char *why,
                             size_t why_len);
 
-/* ---- lt.c: cuBLASLt: out (m, n) = x (m, k) · wᵀ + bias, the way aten::addmm runs. */
+/* ---- lt.c: cuBLASLt: out (m, n) = x (m, k) · wᵀ + bias, the way aten::addmm runs;
+ * `tuned`: with the fastest of the heuristic's algorithms instead (fused plans). */
 fmlp_status fmlp_cu_lt_init(fmlp_cu_state *st);
 void fmlp_cu_lt_fini(fmlp_cu_state *st);
 fmlp_status fmlp_cu_lt_gemm(fmlp_cu_state *st, cudaStream_t s, fmlp_dtype dt, int64_t m, int64_t n, int64_t k,
-                            const void *x, int64_t ldx, const void *w, const void *bias, void *y, int64_t ldy);
+                            const void *x, int64_t ldx, const void *w, const void *bias, void *y, int64_t ldy,
+                            bool tuned);
+/* Which of n timed algorithms (µs each, the heuristic's order; < 0: failed)
+ * a tuned GEMM keeps: the fastest, if it beats the heuristic's first by
+ * the margin lt.c names; else the first. */
+int fmlp_cu_lt_pick(const float *us, int n);
+/* A cached problem of this shape, or NULL (for tests). */
+const fmlp_cu_lt_plan *fmlp_cu_lt_find(fmlp_cu_state *st, int64_t m, int64_t n, int64_t k, bool tuned);
 const char *fmlp_cu_lt_name(fmlp_dtype dt, bool bias);
 /* Drops the cached problems that read weight `w` (before it is freed). */
 void fmlp_cu_lt_forget(fmlp_cu_state *st, const void *w);

@@ -71,6 +71,8 @@ fmlp_status fmlp_cu_init(fmlp_ctx *ctx, const fmlp_ctx_options *opt)
                                     : FMLP_CU_ROW_STREAM_WHEREVER;
     const char *sl = getenv("FMLP_CUDA_SLICE");
     st->slice = !(sl && sl[0] == '0');
+    const char *tune = getenv("FMLP_CUDA_LT_TUNE");
+    st->lt_tune = !(tune && tune[0] == '0');
     const char *one = getenv("FMLP_CUDA_ONE_KERNEL");
     st->one_kernel = !one || !one[0] ? FMLP_CU_ONE_RESIDENT : one[0] == '0' ? FMLP_CU_ONE_OFF : FMLP_CU_ONE_WHEREVER;
     fmlp_status s = FMLP_OK;

@@ -151,7 +151,8 @@ fmlp_status fmlp_cu_run(fmlp_ctx *ctx, fmlp_dtype dtype, const fmlp_kernel *k, c
     if (one) {
         e = run_one_kernel(st, stream, dtype, k, gu, dn, in0, in1, out);
     } else if (gemm && uses_lt(st, dtype, k)) {
-        s = fmlp_cu_lt_gemm(st, stream, dtype, k->m, k->n, k->k, in0->data, in0->ld, p->w, p->b, out->data, out->ld);
+        s = fmlp_cu_lt_gemm(st, stream, dtype, k->m, k->n, k->k, in0->data, in0->ld, p->w, p->b, out->data, out->ld,
+                            k->tuned);
     } else if (gemm) {
         fmlp_cu_gemm_args a = {dtype, k->act, p->glu, k->m, k->n, k->k, p->nw, in0->data, in0->ld, p->w, p->b,
                                out->data, out->ld, st->sm_count, st->cc_major, 0, false};

@@ -3,7 +3,12 @@
  * FP32 accumulation, TF32 off), so the comparison with PyTorch is about
  * fusion, not GEMM quality. Descriptors and the heuristic's choice are
  * built once per problem and reused, so a steady-state GEMM costs one
- * cublasLtMatmul call. */
+ * cublasLtMatmul call. A fused plan's GEMMs are fmlp's own choice: the
+ * heuristic's first choice is not always its fastest (the tutorial's down
+ * GEMM at 1024 rows: its fifth 1.22x faster on the H100,
+ * bench/results/h100_device_run_2026-12-06.md), so there the first call
+ * that may time them times its first FMLP_CU_LT_TUNE algorithms and keeps
+ * the fastest. */
 #include <stdint.h>
 #include <string.h>
 
@@ -11,6 +16,18 @@
 #include "cuda/cuda_internal.h"
 
 #define LT_WORKSPACE_BYTES ((size_t)32 << 20)
+
+/* Timing: rounds over the candidates, runs per timing, each candidate's
+ * best round kept. Another algorithm replaces the heuristic's first only
+ * when it is this much faster (so that timing noise does not move a
+ * GEMM between equals). GEMMs whose first run takes longer than
+ * LT_TUNE_MAX_US are not timed: the largest measured (the Llama-3-8B down
+ * GEMM from 1024 rows) already had the heuristic's first within 0.7% of
+ * the fastest, and timing them would cost tens of ms. */
+#define LT_TUNE_ROUNDS 3
+#define LT_TUNE_RUNS 3
+#define LT_TUNE_MARGIN 0.98f
+#define LT_TUNE_MAX_US 300.0f
 
 static fmlp_status lt_fail(cublasStatus_t s, const char *what)
 {
@@ -46,6 +63,8 @@ void fmlp_cu_lt_fini(fmlp_cu_state *st)
 {
     for (int i = 0; i < st->n_lt; i++) plan_destroy(&st->lt_plans[i]);
     st->n_lt = 0;
+    if (st->lt_tune_stream) cudaStreamDestroy(st->lt_tune_stream);
+    st->lt_tune_stream = NULL;
     if (st->lt_ws) cudaFree(st->lt_ws);
     if (st->lt) cublasLtDestroy(st->lt);
     st->lt_ws = NULL;
@@ -73,6 +92,28 @@ static cudaDataType_t lt_type(fmlp_dtype dt)
             return lt_fail(s_, what);                       \
         }                                                   \
     } while (0)
+
+static bool memo_matches(const fmlp_cu_lt_pick_memo *e, const fmlp_cu_lt_plan *p)
+{
+    return e->dtype == p->dtype && e->m == p->m && e->n == p->n && e->k == p->k && e->ldx == p->ldx &&
+           e->ldy == p->ldy && e->align_x == p->align_x && e->align_y == p->align_y &&
+           e->align_w == alignment_of(p->w) && e->bias == (p->bias != NULL);
+}
+
+static const fmlp_cu_lt_pick_memo *memo_find(const fmlp_cu_state *st, const fmlp_cu_lt_plan *p)
+{
+    for (int i = 0; i < st->n_lt_picks; i++)
+        if (memo_matches(&st->lt_picks[i], p)) return &st->lt_picks[i];
+    return NULL;
+}
+
+static void memo_keep(fmlp_cu_state *st, const fmlp_cu_lt_plan *p)
+{
+    fmlp_cu_lt_pick_memo *e = st->n_lt_picks < FMLP_CU_LT_PICKS ? &st->lt_picks[st->n_lt_picks++]
+                                                                  : &st->lt_picks[st->next_lt_pick++ % FMLP_CU_LT_PICKS];
+    *e = (fmlp_cu_lt_pick_memo){p->dtype, p->m, p->n, p->k, p->ldx, p->ldy, p->align_x, p->align_y,
+                                alignment_of(p->w), p->bias != NULL, p->algo};
+}
 
 /* Column-major view of the row-major problem: y^T (n, m) = W (n, k) · x^T,
  * i.e. A = W stored (k, n) transposed, B = x stored (k, m), C = y (n, m). */
@@ -109,10 +150,11 @@ static fmlp_status plan_build(fmlp_cu_state *st, fmlp_cu_lt_plan *p)
         s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &ay, sizeof ay);
     if (s == CUBLAS_STATUS_SUCCESS)
         s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &ay, sizeof ay);
-    cublasLtMatmulHeuristicResult_t res;
+    cublasLtMatmulHeuristicResult_t res[FMLP_CU_LT_TUNE];
     int found = 0;
+    const int want = p->tuned && st->lt_tune ? FMLP_CU_LT_TUNE : 1;
     if (s == CUBLAS_STATUS_SUCCESS)
-        s = cublasLtMatmulAlgoGetHeuristic(st->lt, p->op, p->la, p->lb, p->lc, p->lc, pref, 1, &res, &found);
+        s = cublasLtMatmulAlgoGetHeuristic(st->lt, p->op, p->la, p->lb, p->lc, p->lc, pref, want, res, &found);
     cublasLtMatmulPreferenceDestroy(pref);
     if (s != CUBLAS_STATUS_SUCCESS) {
         plan_destroy(p);
@@ -126,8 +168,91 @@ static fmlp_status plan_build(fmlp_cu_state *st, fmlp_cu_lt_plan *p)
                          fmlp_dtype_name(p->dtype), (long long)p->m, (long long)p->n, (long long)p->k,
                          (long long)p->ldx, (long long)p->ldy, (int)(ax < ay ? ax : ay));
     }
-    p->algo = res.algo;
+    p->algo = res[0].algo;
+    p->n_cands = found;
+    for (int i = 0; i < found; i++) {
+        p->cands[i] = res[i].algo;
+        if (res[i].workspaceSize > p->tune_ws) p->tune_ws = res[i].workspaceSize;
+    }
+    const fmlp_cu_lt_pick_memo *known = found > 1 ? memo_find(st, p) : NULL;
+    if (known) {
+        p->algo = known->algo;
+        p->n_cands = 1;
+    }
     return FMLP_OK;
+}
+
+int fmlp_cu_lt_pick(const float *us, int n)
+{
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (us[i] >= 0.0f && (us[0] < 0.0f || us[i] < us[0] * LT_TUNE_MARGIN) && (best == 0 || us[i] < us[best])) best = i;
+    return best;
+}
+
+/* µs per run of candidate i on stream s (events e0, e1), or -1 where it fails. */
+static float lt_time_one(fmlp_cu_state *st, const fmlp_cu_lt_plan *p, int i, const void *x, const void *w, void *y,
+                         void *ws, cudaStream_t s, cudaEvent_t e0, cudaEvent_t e1)
+{
+    const float alpha = 1.0f, beta = 0.0f;
+    if (cudaEventRecord(e0, s) != cudaSuccess) return -1.0f;
+    for (int r = 0; r < LT_TUNE_RUNS; r++)
+        if (cublasLtMatmul(st->lt, p->op, &alpha, w, p->la, x, p->lb, &beta, y, p->lc, y, p->lc, &p->cands[i], ws,
+                           p->tune_ws, s) != CUBLAS_STATUS_SUCCESS)
+            return -1.0f;
+    float ms = 0.0f;
+    if (cudaEventRecord(e1, s) != cudaSuccess || cudaEventSynchronize(e1) != cudaSuccess ||
+        cudaEventElapsedTime(&ms, e0, e1) != cudaSuccess)
+        return -1.0f;
+    return ms * 1e3f / LT_TUNE_RUNS;
+}
+
+/* Times the plan's candidates on the real operands and keeps the pick.
+ * Not while a profiler records (its trace would show the timing runs) nor
+ * inside a capture other than fmlp's own (whose mode may forbid waiting);
+ * a later call times them. The runs go to a stream of their own with a
+ * workspace of their own (another thread's GEMM may be using the shared
+ * one). Inside fmlp's own capture, which begins on an idle stream, they
+ * start at once; otherwise after the caller's work so far, so they read x
+ * and write y in order. Either way they are done before the GEMM itself is
+ * launched, and it writes y again. */
+static void lt_tune(fmlp_cu_state *st, fmlp_cu_lt_plan *p, cudaStream_t caller, const void *x, const void *w, void *y)
+{
+    const bool own = fmlp_cu_own_capture(st);
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    if (fmlp_cu_prof_active() || (!own && (cudaStreamIsCapturing(caller, &cs) != cudaSuccess || cs != cudaStreamCaptureStatusNone))) {
+        (void)cudaGetLastError();
+        return;
+    }
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    void *ws = NULL;
+    if (!st->lt_tune_stream && cudaStreamCreateWithFlags(&st->lt_tune_stream, cudaStreamNonBlocking) != cudaSuccess)
+        st->lt_tune_stream = NULL;
+    cudaStream_t ts = st->lt_tune_stream;
+    bool ok = ts && cudaEventCreate(&e0) == cudaSuccess && cudaEventCreate(&e1) == cudaSuccess;
+    if (ok && !own) ok = cudaEventRecord(e0, caller) == cudaSuccess && cudaStreamWaitEvent(ts, e0, 0) == cudaSuccess;
+    if (ok && p->tune_ws) ok = cudaMallocAsync(&ws, p->tune_ws, ts) == cudaSuccess;
+    float us[FMLP_CU_LT_TUNE];
+    for (int i = 0; i < p->n_cands; i++) us[i] = 1e30f;
+    /* the first candidate's first run is not timed: it may load its module */
+    ok = ok && lt_time_one(st, p, 0, x, w, y, ws, ts, e0, e1) >= 0.0f;
+    bool slow = false;
+    for (int r = 0; ok && !slow && r < LT_TUNE_ROUNDS; r++)
+        for (int i = 0; ok && !slow && i < p->n_cands; i++) {
+            if (us[i] < 0.0f) continue;
+            const float t = lt_time_one(st, p, i, x, w, y, ws, ts, e0, e1);
+            us[i] = t < 0.0f ? -1.0f : t < us[i] ? t : us[i];
+            ok = us[0] >= 0.0f;
+            slow = us[0] > LT_TUNE_MAX_US;
+        }
+    if (ws) cudaFreeAsync(ws, ts);
+    if (ts) cudaStreamSynchronize(ts);
+    (void)cudaGetLastError();
+    if (e0) cudaEventDestroy(e0);
+    if (e1) cudaEventDestroy(e1);
+    p->algo = p->cands[ok && !slow ? fmlp_cu_lt_pick(us, p->n_cands) : 0];
+    p->n_cands = 1;
+    if (ok) memo_keep(st, p);
 }
 
 void fmlp_cu_lt_forget(fmlp_cu_state *st, const void *w)
@@ -145,7 +270,8 @@ void fmlp_cu_lt_forget(fmlp_cu_state *st, const void *w)
 }
 
 fmlp_status fmlp_cu_lt_gemm(fmlp_cu_state *st, cudaStream_t s, fmlp_dtype dt, int64_t m, int64_t n, int64_t k,
-                            const void *x, int64_t ldx, const void *w, const void *bias, void *y, int64_t ldy)
+                            const void *x, int64_t ldx, const void *w, const void *bias, void *y, int64_t ldy,
+                            bool tuned)
 {
     const int ax = alignment_of(x), ay = alignment_of(y);
     pthread_mutex_lock(&st->lock);
@@ -153,7 +279,7 @@ fmlp_status fmlp_cu_lt_gemm(fmlp_cu_state *st, cudaStream_t s, fmlp_dtype dt, in
     for (int i = 0; i < st->n_lt; i++) {
         fmlp_cu_lt_plan *c = &st->lt_plans[i];
         if (c->dtype == dt && c->m == m && c->n == n && c->k == k && c->ldx == ldx && c->ldy == ldy && c->w == w &&
-            c->bias == bias && c->align_x == ax && c->align_y == ay) {
+            c->bias == bias && c->align_x == ax && c->align_y == ay && c->tuned == tuned) {
             p = c;
             break;
         }
@@ -175,6 +301,7 @@ fmlp_status fmlp_cu_lt_gemm(fmlp_cu_state *st, cudaStream_t s, fmlp_dtype dt, in
         p->bias = bias;
         p->align_x = ax;
         p->align_y = ay;
+        p->tuned = tuned;
         fmlp_status fs = plan_build(st, p);
         if (fs != FMLP_OK) {
             pthread_mutex_unlock(&st->lock);
@@ -182,12 +309,25 @@ fmlp_status fmlp_cu_lt_gemm(fmlp_cu_state *st, cudaStream_t s, fmlp_dtype dt, in
         }
         st->n_lt++;
     }
+    if (p->n_cands > 1) lt_tune(st, p, s, x, w, y);
     const float alpha = 1.0f, beta = 0.0f;
-    cublasStatus_t cs = cublasLtMatmul(st->lt, p->op, &alpha, w, p->la, x, p->lb, &beta, y, p->lc, y, p->lc, &p->algo,
-                                       st->lt_ws, st->lt_ws_bytes, s);
+    const cublasStatus_t cs = cublasLtMatmul(st->lt, p->op, &alpha, w, p->la, x, p->lb, &beta, y, p->lc, y, p->lc,
+                                             &p->algo, st->lt_ws, st->lt_ws_bytes, s);
     pthread_mutex_unlock(&st->lock);
     if (cs != CUBLAS_STATUS_SUCCESS) return lt_fail(cs, "cublasLtMatmul");
     return FMLP_OK;
+}
+
+const fmlp_cu_lt_plan *fmlp_cu_lt_find(fmlp_cu_state *st, int64_t m, int64_t n, int64_t k, bool tuned)
+{
+    const fmlp_cu_lt_plan *found = NULL;
+    pthread_mutex_lock(&st->lock);
+    for (int i = 0; i < st->n_lt && !found; i++) {
+        const fmlp_cu_lt_plan *c = &st->lt_plans[i];
+        if (c->m == m && c->n == n && c->k == k && c->tuned == tuned) found = c;
+    }
+    pthread_mutex_unlock(&st->lock);
+    return found;
 }
 
 const char *fmlp_cu_lt_name(fmlp_dtype dt, bool bias)

@@ -44,6 +44,8 @@ cudaStream_t fmlp_cu_stream(fmlp_cu_state *st) { return tl_capturing == st ? st-
 
 void fmlp_cu_set_capturing(fmlp_cu_state *st, bool on) { tl_capturing = on ? st : NULL; }
 
+bool fmlp_cu_own_capture(const fmlp_cu_state *st) { return tl_capturing == st; }
+
 fmlp_status fmlp_cu_set_stream(fmlp_ctx *ctx, void *stream)
 {
     fmlp_cu_state *st = fmlp_cu_state_of(ctx);

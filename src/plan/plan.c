@@ -78,6 +78,7 @@ static void build_gated(const fmlp_mlp *m, fmlp_mode mode, int64_t rows, fmlp_pl
         gemm_shape(k, m, 0, rows);
         k = add(p, FMLP_KERNEL_GEMM, FMLP_ACT_NONE, FMLP_BUF_T0, -1, FMLP_BUF_Y);
         gemm_shape(k, m, 2, rows);
+        k->tuned = true;
         p->t_cols[FMLP_BUF_T0] = h;
         return;
     }
@@ -120,6 +121,7 @@ static void build_stack(const fmlp_mlp *m, fmlp_mode mode, int64_t rows, fmlp_pl
         fmlp_kernel *k = add(p, FMLP_KERNEL_GEMM, fuse_act ? act : FMLP_ACT_NONE, in, -1, out);
         if (L == 1) k->parent = "fmlp::addmm";
         gemm_shape(k, m, l, rows);
+        k->tuned = mode == FMLP_MODE_FUSED;
         widen(p, out, m->layers[l].n);
         in = out;
         if (act_after && !fuse_act) {
