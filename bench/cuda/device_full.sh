@@ -17,7 +17,7 @@ B=/tmp/fmlp-build
 HERE=$(cd "$(dirname "$0")" && pwd)
 if [ "$PART" != bench ]; then
     for t in test_cuda_tile_picks test_cuda_routes test_cuda_errors test_cuda_profile test_profiler_cuda test_cuda_kineto test_cuda_modes test_cuda_stream test_cuda_pdl \
-        test_cuda_one_kernel test_cuda_tp; do
+        test_cuda_lt_tune test_cuda_one_kernel test_cuda_tp; do
         # the longest, test_cuda_one_kernel, took 35 s on the H100 (2026-12-06,
         # the f64 references on 16 threads; test_cuda_tp 9 s, against more
         # than 150 with one)
@@ -29,6 +29,9 @@ if [ "$PART" != bench ]; then
     grep -E "Program hit|Invalid|out of bounds" "$OUT/san_memcheck_errors.log" | sort | uniq -c | head -5 >>"$SUMMARY"
     (cd $B/tests && FMLP_TEST_TMP=/tmp/fmlp-tt timeout 60 compute-sanitizer --tool racecheck ./test_cuda_errors) >"$OUT/san_racecheck_errors.log" 2>&1
     note "racecheck(test_cuda_errors) rc=$? $(grep 'RACECHECK SUMMARY' "$OUT/san_racecheck_errors.log" | tail -1)"
+    # the cuBLASLt timing runs on their own stream and workspace
+    (cd $B/tests && FMLP_TEST_TMP=/tmp/fmlp-tt timeout 120 compute-sanitizer --tool memcheck ./test_cuda_lt_tune) >"$OUT/san_memcheck_lt_tune.log" 2>&1
+    note "memcheck(test_cuda_lt_tune) rc=$? $(grep 'ERROR SUMMARY' "$OUT/san_memcheck_lt_tune.log" | tail -1)"
     # The one-kernel MLP's grid barrier, named team barriers and cp.async, on a
     # few row counts (racecheck took 185 s on the H100, the others 10-11 s).
     for tool in memcheck racecheck synccheck; do
