@@ -85,7 +85,7 @@ typedef struct {
     bool row_gemv;               /* one-row GEMMs on the row-streaming gemv (FMLP_CUDA_ROW_GEMV=0: off) */
     int row_stream;              /* FMLP_CU_ROW_STREAM_*: the row-streaming one-kernel MLP (FMLP_CUDA_ROW_STREAM) */
     bool slice;                  /* the hidden-slice one-kernel MLP at one row (FMLP_CUDA_SLICE=0: off) */
-    bool lt_tune;                /* fused plans' cuBLASLt GEMMs take the fastest algorithm timed (FMLP_CUDA_LT_TUNE=0: off) */
+    bool lt_tune;                /* fused plans' cuBLASLt GEMMs: the fastest algorithm timed (FMLP_CUDA_LT_TUNE=0: off) */
     pthread_mutex_t lock;        /* guards the caches below */
 
     cublasLtHandle_t lt;
@@ -219,7 +219,8 @@ fmlp_status fmlp_cu_lt_gemm(fmlp_cu_state *st, cudaStream_t s, fmlp_dtype dt, in
 int fmlp_cu_lt_pick(const float *us, int n);
 /* A cached problem of this shape, or NULL (for tests). */
 const fmlp_cu_lt_plan *fmlp_cu_lt_find(fmlp_cu_state *st, int64_t m, int64_t n, int64_t k, bool tuned);
-const char *fmlp_cu_lt_name(fmlp_dtype dt, bool bias);
+/* The plan's name for a cuBLASLt GEMM; `timed`: a tuned one, which may run another algorithm than eager's. */
+const char *fmlp_cu_lt_name(fmlp_dtype dt, bool bias, bool timed);
 /* Drops the cached problems that read weight `w` (before it is freed). */
 void fmlp_cu_lt_forget(fmlp_cu_state *st, const void *w);
 

@@ -61,7 +61,7 @@ void fmlp_cu_name_kernel(fmlp_ctx *ctx, fmlp_dtype dtype, fmlp_kernel *k)
     case FMLP_KERNEL_GEMM:
     case FMLP_KERNEL_GEMM_GLU: {
         if (uses_lt(st, dtype, k)) {
-            name = fmlp_cu_lt_name(dtype, true);
+            name = fmlp_cu_lt_name(dtype, true, k->tuned && st->lt_tune);
             break;
         }
         const bool glu = k->kind == FMLP_KERNEL_GEMM_GLU;

@@ -109,8 +109,8 @@ static const fmlp_cu_lt_pick_memo *memo_find(const fmlp_cu_state *st, const fmlp
 
 static void memo_keep(fmlp_cu_state *st, const fmlp_cu_lt_plan *p)
 {
-    fmlp_cu_lt_pick_memo *e = st->n_lt_picks < FMLP_CU_LT_PICKS ? &st->lt_picks[st->n_lt_picks++]
-                                                                  : &st->lt_picks[st->next_lt_pick++ % FMLP_CU_LT_PICKS];
+    const int slot = st->n_lt_picks < FMLP_CU_LT_PICKS ? st->n_lt_picks++ : st->next_lt_pick++ % FMLP_CU_LT_PICKS;
+    fmlp_cu_lt_pick_memo *e = &st->lt_picks[slot];
     *e = (fmlp_cu_lt_pick_memo){p->dtype, p->m, p->n, p->k, p->ldx, p->ldy, p->align_x, p->align_y,
                                 alignment_of(p->w), p->bias != NULL, p->algo};
 }
@@ -186,7 +186,8 @@ int fmlp_cu_lt_pick(const float *us, int n)
 {
     int best = 0;
     for (int i = 1; i < n; i++)
-        if (us[i] >= 0.0f && (us[0] < 0.0f || us[i] < us[0] * LT_TUNE_MARGIN) && (best == 0 || us[i] < us[best])) best = i;
+        if (us[i] >= 0.0f && (us[0] < 0.0f || us[i] < us[0] * LT_TUNE_MARGIN) && (best == 0 || us[i] < us[best]))
+            best = i;
     return best;
 }
 
@@ -220,7 +221,9 @@ static void lt_tune(fmlp_cu_state *st, fmlp_cu_lt_plan *p, cudaStream_t caller, 
 {
     const bool own = fmlp_cu_own_capture(st);
     enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-    if (fmlp_cu_prof_active() || (!own && (cudaStreamIsCapturing(caller, &cs) != cudaSuccess || cs != cudaStreamCaptureStatusNone))) {
+    const bool foreign =
+        !own && (cudaStreamIsCapturing(caller, &cs) != cudaSuccess || cs != cudaStreamCaptureStatusNone);
+    if (fmlp_cu_prof_active() || foreign) {
         (void)cudaGetLastError();
         return;
     }
@@ -330,11 +333,15 @@ const fmlp_cu_lt_plan *fmlp_cu_lt_find(fmlp_cu_state *st, int64_t m, int64_t n, 
     return found;
 }
 
-const char *fmlp_cu_lt_name(fmlp_dtype dt, bool bias)
+const char *fmlp_cu_lt_name(fmlp_dtype dt, bool bias, bool timed)
 {
-    switch (dt) {
-    case FMLP_BF16: return bias ? "cublasLt_matmul_bf16_bias" : "cublasLt_matmul_bf16";
-    case FMLP_F16: return bias ? "cublasLt_matmul_f16_bias" : "cublasLt_matmul_f16";
-    default: return bias ? "cublasLt_matmul_f32_bias" : "cublasLt_matmul_f32";
-    }
+    static const char *const names[3][2][2] = {
+        {{"cublasLt_matmul_bf16", "cublasLt_matmul_bf16_timed"},
+         {"cublasLt_matmul_bf16_bias", "cublasLt_matmul_bf16_bias_timed"}},
+        {{"cublasLt_matmul_f16", "cublasLt_matmul_f16_timed"},
+         {"cublasLt_matmul_f16_bias", "cublasLt_matmul_f16_bias_timed"}},
+        {{"cublasLt_matmul_f32", "cublasLt_matmul_f32_timed"},
+         {"cublasLt_matmul_f32_bias", "cublasLt_matmul_f32_bias_timed"}},
+    };
+    return names[dt == FMLP_BF16 ? 0 : dt == FMLP_F16 ? 1 : 2][bias][timed];
 }

@@ -120,8 +120,8 @@ static void timed_on_first_use(void)
                 same += q->n_cands == 1 && memcmp(&q->algo, &first.algo, sizeof q->algo) == 0;
             }
             tu_check(st == FMLP_OK && plans == 2 && same == 2 && cs->n_lt_picks == 1,
-                     "a second MLP of the shape takes the first's pick untimed (%d plans, %d with it, %d timings)", plans,
-                     same, cs->n_lt_picks);
+                     "a second MLP of the shape takes the first's pick untimed (%d plans, %d with it, %d timings)",
+                     plans, same, cs->n_lt_picks);
         }
         fmlp_mlp_destroy(other);
     }
@@ -141,7 +141,8 @@ static void timed_inside_own_capture(void)
         uint16_t *first = malloc(sizeof(uint16_t) * ROWS * DIM);
         memcpy(first, s.hy, sizeof(uint16_t) * ROWS * DIM);
         forward_ok(&s, FMLP_MODE_FUSED, "fmlp graph, replayed");
-        tu_check(memcmp(first, s.hy, sizeof(uint16_t) * ROWS * DIM) == 0, "the replay equals the captured forward bit for bit");
+        tu_check(memcmp(first, s.hy, sizeof(uint16_t) * ROWS * DIM) == 0,
+                 "the replay equals the captured forward bit for bit");
         free(first);
     }
     drop(&s);
@@ -165,13 +166,14 @@ static void left_for_later(void)
             fmlp_ctx_set_stream(s.ctx, NULL);
             tu_check(st == FMLP_OK && end == FMLP_OK, "fused inside the caller's capture: %s", fmlp_last_error());
             const fmlp_cu_lt_plan *f = down_plan(&s, true);
-            tu_check(f && f->n_cands > 1, "not timed inside the caller's capture (%d candidates left)", f ? f->n_cands : -1);
+            tu_check(f && f->n_cands > 1, "not timed inside the caller's capture (%d candidates left)",
+                     f ? f->n_cands : -1);
             fmlp_ctx_synchronize(caller);
         }
         fmlp_profiler_options o = fmlp_profiler_options_default();
         fmlp_profiler *p = NULL;
-        if (tu_check(fmlp_profiler_create(s.ctx, &o, &p) == FMLP_OK && fmlp_profiler_start(p) == FMLP_OK, "profiler: %s",
-                     fmlp_last_error())) {
+        const bool started = fmlp_profiler_create(s.ctx, &o, &p) == FMLP_OK && fmlp_profiler_start(p) == FMLP_OK;
+        if (tu_check(started, "profiler: %s", fmlp_last_error())) {
             /* under compute-sanitizer CUPTI cannot attach: nothing records */
             const bool records = fmlp_cu_prof_active();
             forward_ok(&s, FMLP_MODE_FUSED, "profiled");
