@@ -160,7 +160,14 @@ static fmlp_status plan_build(fmlp_cu_state *st, fmlp_cu_lt_plan *p)
         plan_destroy(p);
         return lt_fail(s, "cublasLtMatmulAlgoGetHeuristic");
     }
-    if (found < 1) {
+    /* the heuristic's results, best first; only those it marks usable */
+    p->n_cands = 0;
+    for (int i = 0; i < found; i++)
+        if (res[i].state == CUBLAS_STATUS_SUCCESS) {
+            p->cands[p->n_cands++] = res[i].algo;
+            if (res[i].workspaceSize > p->tune_ws) p->tune_ws = res[i].workspaceSize;
+        }
+    if (p->n_cands < 1) {
         plan_destroy(p);
         return fmlp_fail(FMLP_ERR_UNSUPPORTED,
                          "cuBLASLt has no algorithm for a %s GEMM m=%lld n=%lld k=%lld with row strides %lld/%lld and "
@@ -168,13 +175,8 @@ static fmlp_status plan_build(fmlp_cu_state *st, fmlp_cu_lt_plan *p)
                          fmlp_dtype_name(p->dtype), (long long)p->m, (long long)p->n, (long long)p->k,
                          (long long)p->ldx, (long long)p->ldy, (int)(ax < ay ? ax : ay));
     }
-    p->algo = res[0].algo;
-    p->n_cands = found;
-    for (int i = 0; i < found; i++) {
-        p->cands[i] = res[i].algo;
-        if (res[i].workspaceSize > p->tune_ws) p->tune_ws = res[i].workspaceSize;
-    }
-    const fmlp_cu_lt_pick_memo *known = found > 1 ? memo_find(st, p) : NULL;
+    p->algo = p->cands[0];
+    const fmlp_cu_lt_pick_memo *known = p->n_cands > 1 ? memo_find(st, p) : NULL;
     if (known) {
         p->algo = known->algo;
         p->n_cands = 1;
