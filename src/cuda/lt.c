@@ -193,16 +193,21 @@ int fmlp_cu_lt_pick(const float *us, int n)
     return best;
 }
 
+/* y = x · wᵀ (+ bias) with `algo` and workspace `ws` of `ws_bytes` on stream s. */
+static cublasStatus_t lt_run(const fmlp_cu_state *st, const fmlp_cu_lt_plan *p, const cublasLtMatmulAlgo_t *algo,
+                             const void *x, const void *w, void *y, void *ws, size_t ws_bytes, cudaStream_t s)
+{
+    const float alpha = 1.0f, beta = 0.0f;
+    return cublasLtMatmul(st->lt, p->op, &alpha, w, p->la, x, p->lb, &beta, y, p->lc, y, p->lc, algo, ws, ws_bytes, s);
+}
+
 /* µs per run of candidate i on stream s (events e0, e1), or -1 where it fails. */
 static float lt_time_one(fmlp_cu_state *st, const fmlp_cu_lt_plan *p, int i, const void *x, const void *w, void *y,
                          void *ws, cudaStream_t s, cudaEvent_t e0, cudaEvent_t e1)
 {
-    const float alpha = 1.0f, beta = 0.0f;
     if (cudaEventRecord(e0, s) != cudaSuccess) return -1.0f;
     for (int r = 0; r < LT_TUNE_RUNS; r++)
-        if (cublasLtMatmul(st->lt, p->op, &alpha, w, p->la, x, p->lb, &beta, y, p->lc, y, p->lc, &p->cands[i], ws,
-                           p->tune_ws, s) != CUBLAS_STATUS_SUCCESS)
-            return -1.0f;
+        if (lt_run(st, p, &p->cands[i], x, w, y, ws, p->tune_ws, s) != CUBLAS_STATUS_SUCCESS) return -1.0f;
     float ms = 0.0f;
     if (cudaEventRecord(e1, s) != cudaSuccess || cudaEventSynchronize(e1) != cudaSuccess ||
         cudaEventElapsedTime(&ms, e0, e1) != cudaSuccess)
@@ -315,9 +320,7 @@ fmlp_status fmlp_cu_lt_gemm(fmlp_cu_state *st, cudaStream_t s, fmlp_dtype dt, in
         st->n_lt++;
     }
     if (p->n_cands > 1) lt_tune(st, p, s, x, w, y);
-    const float alpha = 1.0f, beta = 0.0f;
-    const cublasStatus_t cs = cublasLtMatmul(st->lt, p->op, &alpha, w, p->la, x, p->lb, &beta, y, p->lc, y, p->lc,
-                                             &p->algo, st->lt_ws, st->lt_ws_bytes, s);
+    const cublasStatus_t cs = lt_run(st, p, &p->algo, x, w, y, st->lt_ws, st->lt_ws_bytes, s);
     pthread_mutex_unlock(&st->lock);
     if (cs != CUBLAS_STATUS_SUCCESS) return lt_fail(cs, "cublasLtMatmul");
     return FMLP_OK;
