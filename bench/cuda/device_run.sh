@@ -4,9 +4,10 @@
 # logs under $OUT. Stages: kernels (the standalone kernel check, its SASS and
 # its sanitizer runs), checks (library, GPU tests, their sanitizers), bench
 # (library, benchmarks of both MLP shapes against PyTorch, CLI, report),
-# full (checks and bench), all (kernels and full; the rest is skipped when
-# the kernel check fails). A visit's call runs at most ten minutes: kernels,
-# checks and bench each fit one.
+# quick (the GPU tests without their sanitizers, then bench: one call where
+# device time is short), full (checks and bench), all (kernels and full;
+# the rest is skipped when the kernel check fails). A visit's call runs at
+# most ten minutes: kernels, checks, bench and quick each fit one.
 # SKIP_TORCH=1 leaves out the PyTorch side and its report (a visit short of time).
 # REPORT_COMMIT=<commit> names the commit in the report (the device's copy of
 # the tree has no git history).
@@ -17,8 +18,8 @@
 set -u
 STAGE=${1:-all}
 case "$STAGE" in
-kernels | checks | bench | full | all) ;;
-*) echo "device_run.sh: unknown stage '$STAGE'; use kernels, checks, bench, full or all" >&2; exit 2 ;;
+kernels | checks | bench | quick | full | all) ;;
+*) echo "device_run.sh: unknown stage '$STAGE'; use kernels, checks, bench, quick, full or all" >&2; exit 2 ;;
 esac
 OUT=${OUT:-/tmp/fmlp_out}
 mkdir -p "$OUT"
@@ -77,7 +78,7 @@ if [ "$STAGE" != kernels ]; then
     wait $BUILD_PID
     note "build $(tail -1 "$OUT/build.log") warnings=$(grep -c -i 'warning' "$OUT/build.log")"
     if [ "$KC_RC" = 0 ] || [ -n "${FORCE:-}" ]; then
-        bash bench/cuda/device_full.sh "$OUT" "$SUMMARY" "$([ "$STAGE" = checks ] || [ "$STAGE" = bench ] && echo "$STAGE" || echo full)"
+        bash bench/cuda/device_full.sh "$OUT" "$SUMMARY" "$(case "$STAGE" in checks | bench | quick) echo "$STAGE" ;; *) echo full ;; esac)"
     else
         note "full stage skipped: the kernel check failed"
     fi
