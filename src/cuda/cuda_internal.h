@@ -147,6 +147,9 @@ void *fmlp_cu_get_stream(fmlp_ctx *ctx);
 bool fmlp_cu_caller_capturing(fmlp_ctx *ctx);
 /* Whether the calling thread is capturing an fmlp graph (graph.c's capture). */
 bool fmlp_cu_own_capture(const fmlp_cu_state *st);
+/* Whether stream s is capturing into a graph other than fmlp's own: 1 yes,
+ * 0 no, -1 where CUDA could not tell (its error cleared). */
+int fmlp_cu_foreign_capture(const fmlp_cu_state *st, cudaStream_t s);
 
 /* ---- discovery.c: devices, a context's device state, descriptions */
 

@@ -226,14 +226,8 @@ static float lt_time_one(fmlp_cu_state *st, const fmlp_cu_lt_plan *p, int i, con
  * launched, and it writes y again. */
 static void lt_tune(fmlp_cu_state *st, fmlp_cu_lt_plan *p, cudaStream_t caller, const void *x, const void *w, void *y)
 {
+    if (fmlp_cu_prof_active() || fmlp_cu_foreign_capture(st, caller) != 0) return;
     const bool own = fmlp_cu_own_capture(st);
-    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-    const bool foreign =
-        !own && (cudaStreamIsCapturing(caller, &cs) != cudaSuccess || cs != cudaStreamCaptureStatusNone);
-    if (fmlp_cu_prof_active() || foreign) {
-        (void)cudaGetLastError();
-        return;
-    }
     cudaEvent_t e0 = NULL, e1 = NULL;
     void *ws = NULL;
     if (!st->lt_tune_stream && cudaStreamCreateWithFlags(&st->lt_tune_stream, cudaStreamNonBlocking) != cudaSuccess)

@@ -40,11 +40,22 @@ static cudaStream_t thread_stream_of(const fmlp_cu_state *st)
     return t ? t->stream : st->stream;
 }
 
-cudaStream_t fmlp_cu_stream(fmlp_cu_state *st) { return tl_capturing == st ? st->capture_stream : thread_stream_of(st); }
+cudaStream_t fmlp_cu_stream(fmlp_cu_state *st) { return fmlp_cu_own_capture(st) ? st->capture_stream : thread_stream_of(st); }
 
 void fmlp_cu_set_capturing(fmlp_cu_state *st, bool on) { tl_capturing = on ? st : NULL; }
 
 bool fmlp_cu_own_capture(const fmlp_cu_state *st) { return tl_capturing == st; }
+
+int fmlp_cu_foreign_capture(const fmlp_cu_state *st, cudaStream_t s)
+{
+    if (fmlp_cu_own_capture(st)) return 0;
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(s, &cs) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return -1;
+    }
+    return cs != cudaStreamCaptureStatusNone;
+}
 
 fmlp_status fmlp_cu_set_stream(fmlp_ctx *ctx, void *stream)
 {
@@ -78,12 +89,6 @@ cudaError_t fmlp_cu_use_device(const fmlp_cu_state *st)
 
 bool fmlp_cu_caller_capturing(fmlp_ctx *ctx)
 {
-    fmlp_cu_state *st = fmlp_cu_state_of(ctx);
-    if (tl_capturing == st) return false;
-    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing(thread_stream_of(st), &cs) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return false;
-    }
-    return cs != cudaStreamCaptureStatusNone;
+    const fmlp_cu_state *st = fmlp_cu_state_of(ctx);
+    return fmlp_cu_foreign_capture(st, thread_stream_of(st)) == 1;
 }
