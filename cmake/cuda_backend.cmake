@@ -79,3 +79,6 @@ fmlp_cuda_probe(fmlp_gemv_patterns gemv_patterns -O3 CUDA::cudart_static)
 # One GEMM shape's tiles and cuBLASLt's algorithms timed in turns (the
 # tables of bench/results/*gemm*).
 fmlp_cuda_probe(fmlp_gemm_one gemm_one -O3 fmlp)
+# The fused forward's two GEMMs against the same GEMMs cut by rows, the
+# down GEMMs on a second stream (bench/cuda/row_split.cu).
+fmlp_cuda_probe(fmlp_row_split row_split -O3 fmlp)
