@@ -18,6 +18,10 @@
  * Usage: row_split M DIM HIDDEN [chunks,...] [reps]
  *   ROW_SPLIT_PREHEAT_MS=N runs each variant untimed for N ms before each
  *   of its timed batches (the power-capped clock a long run holds).
+ *   ROW_SPLIT_SIDE_PRIORITY=1 gives the second stream the device's highest
+ *   priority, so its blocks are placed first where both streams have some
+ *   waiting (fmlp's persistent GEMM tiles are dealt to blocks in advance,
+ *   so a block that starts late finishes late).
  * Build: the fmlp_row_split target of a CUDA build (cmake/cuda_backend.cmake). */
 #include <cublasLt.h>
 #include <cuda_bf16.h>
@@ -197,9 +201,12 @@ int main(int argc, char **argv)
     fill<<<1024, 256>>>(u.wd, u.dim * u.hid, 0.02f, 4);
     CK(cudaGetLastError());
     u.wss = (size_t)32 << 20;
+    const char *prio = getenv("ROW_SPLIT_SIDE_PRIORITY");
+    int least = 0, greatest = 0;
+    CK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
     for (int i = 0; i < 2; i++) {
         CK(cudaMalloc(&u.ws[i], u.wss));
-        CK(cudaStreamCreateWithFlags(&u.s[i], cudaStreamNonBlocking));
+        CK(cudaStreamCreateWithPriority(&u.s[i], cudaStreamNonBlocking, i && prio && prio[0] == '1' ? greatest : least));
     }
     for (int c = 0; c < 64; c++) CK(cudaEventCreateWithFlags(&u.glu_done[c], cudaEventDisableTiming));
     CK(cudaEventCreateWithFlags(&u.down_done, cudaEventDisableTiming));
