@@ -25,8 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bf16_fill.cuh"
+#include "graph_turns.cuh"
 #include "cuda/kernels.h"
 #include "fmlp.h"
 #include "lt_plain.h"
@@ -45,24 +46,6 @@ static int fail(const char *what, const char *detail)
     do {                                                                        \
         if ((x) != CUBLAS_STATUS_SUCCESS) return fail(#x, "cuBLASLt failed");   \
     } while (0)
-
-__global__ void fill(__nv_bfloat16 *p, int64_t n, float a, uint32_t seed)
-{
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
-        uint32_t h = (uint32_t)i * 2654435761u ^ seed * 40503u;
-        h ^= h >> 15;
-        h *= 2246822519u;
-        h ^= h >> 13;
-        p[i] = __float2bfloat16_rn(a * ((float)(h & 0xFFFFFF) / 8388608.0f - 1.0f));
-    }
-}
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
 
 /* One candidate's batch of reps launches: -2 - i cuBLASLt's algorithm i, else a configuration. */
 static int batch(cudaStream_t st, int cand, int reps, cublasLtHandle_t h, const lt_plain *lp, const fmlp_cu_gemm_args *a,
@@ -100,9 +83,9 @@ int main(int argc, char **argv)
     CK(cudaMalloc(&w, (size_t)(nw * k) * 2));
     CK(cudaMalloc(&b, (size_t)nw * 2));
     CK(cudaMalloc(&out, (size_t)(m * nw) * 2));
-    fill<<<1024, 256>>>(x, m * k, 1.0f, 1);
-    fill<<<1024, 256>>>(w, nw * k, 0.03f, 2);
-    fill<<<1024, 256>>>(b, nw, 0.03f, 3);
+    bench_fill_bf16<<<1024, 256>>>(x, m * k, 1.0f, 1);
+    bench_fill_bf16<<<1024, 256>>>(w, nw * k, 0.03f, 2);
+    bench_fill_bf16<<<1024, 256>>>(b, nw, 0.03f, 3);
     CK(cudaGetLastError());
     const char *pdl = getenv("GEMM_ONE_PDL");
     fmlp_cu_gemm_args a = {FMLP_BF16, glu ? FMLP_ACT_GELU_TANH : FMLP_ACT_NONE, glu, m, n, k, nw, x, k, w, b, out, n, sms, ccm,
@@ -127,9 +110,6 @@ int main(int argc, char **argv)
         else
             cand[kept++] = cand[c];
     nc = kept;
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
     cudaStream_t st;
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     cudaGraphExec_t g[16];
@@ -143,24 +123,8 @@ int main(int argc, char **argv)
         CK(cudaGraphDestroy(gr));
     }
     float best[16];
-    for (int c = 0; c < nc; c++) best[c] = 1e30f;
     const char *pre = getenv("GEMM_ONE_PREHEAT_MS");
-    const double preheat_ms = pre ? atof(pre) : 0.0;
-    for (int round = -1; round < 5; round++)
-        for (int j = 0; j < nc; j++) {
-            const int c = (j + (round < 0 ? 0 : round)) % nc;
-            for (const double t0 = now_ms(); now_ms() - t0 < preheat_ms;) {
-                CK(cudaGraphLaunch(g[c], st));
-                CK(cudaStreamSynchronize(st));
-            }
-            CK(cudaEventRecord(e0, st));
-            CK(cudaGraphLaunch(g[c], st));
-            CK(cudaEventRecord(e1, st));
-            CK(cudaEventSynchronize(e1));
-            float ms;
-            CK(cudaEventElapsedTime(&ms, e0, e1));
-            if (round >= 0 && ms < best[c]) best[c] = ms;
-        }
+    CK(graph_turns(st, g, nc, pre ? atof(pre) : 0.0, best));
     const double fl = 2.0 * m * nw * k;
     float lt_us = 0;
     for (int c = 0; c < nc; c++)

@@ -29,8 +29,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bf16_fill.cuh"
+#include "graph_turns.cuh"
 #include "cuda/kernels.h"
 #include "fmlp.h"
 #include "lt_plain.h"
@@ -49,24 +50,6 @@ static int fail(const char *what, const char *detail)
     do {                                                                        \
         if ((x) != CUBLAS_STATUS_SUCCESS) return fail(#x, "cuBLASLt failed");   \
     } while (0)
-
-__global__ void fill(__nv_bfloat16 *p, int64_t n, float a, uint32_t seed)
-{
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
-        uint32_t h = (uint32_t)i * 2654435761u ^ seed * 40503u;
-        h ^= h >> 15;
-        h *= 2246822519u;
-        h ^= h >> 13;
-        p[i] = __float2bfloat16_rn(a * ((float)(h & 0xFFFFFF) / 8388608.0f - 1.0f));
-    }
-}
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
 
 /* How a variant runs one forward: the rows in `chunks` equal chunks, each
  * chunk's two GEMMs on one stream (ONE_STREAM), the down GEMMs on a second
@@ -195,10 +178,10 @@ int main(int argc, char **argv)
     CK(cudaMalloc(&u.wd, (size_t)(u.dim * u.hid) * 2));
     CK(cudaMalloc(&u.h, nh * 2));
     CK(cudaMalloc(&u.y, nx * 2));
-    fill<<<1024, 256>>>(u.x, (int64_t)nx, 1.0f, 1);
-    fill<<<1024, 256>>>(u.wgu, 2 * u.hid * u.dim, 0.03f, 2);
-    fill<<<1024, 256>>>(u.bgu, 2 * u.hid, 0.03f, 3);
-    fill<<<1024, 256>>>(u.wd, u.dim * u.hid, 0.02f, 4);
+    bench_fill_bf16<<<1024, 256>>>(u.x, (int64_t)nx, 1.0f, 1);
+    bench_fill_bf16<<<1024, 256>>>(u.wgu, 2 * u.hid * u.dim, 0.03f, 2);
+    bench_fill_bf16<<<1024, 256>>>(u.bgu, 2 * u.hid, 0.03f, 3);
+    bench_fill_bf16<<<1024, 256>>>(u.wd, u.dim * u.hid, 0.02f, 4);
     CK(cudaGetLastError());
     u.wss = (size_t)32 << 20;
     const char *prio = getenv("ROW_SPLIT_SIDE_PRIORITY");
@@ -231,28 +214,10 @@ int main(int argc, char **argv)
         diff[i] = i ? rel_diff(got, ref, nx) : rel_diff(ref, ref, nx);
     }
 
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
     float best[16];
-    for (int i = 0; i < nv; i++) best[i] = 1e30f;
     const char *pre = getenv("ROW_SPLIT_PREHEAT_MS");
     const double preheat_ms = pre ? atof(pre) : 0.0;
-    for (int round = -1; round < 5; round++)
-        for (int j = 0; j < nv; j++) {
-            const int i = (j + (round < 0 ? 0 : round)) % nv;
-            for (const double t0 = now_ms(); now_ms() - t0 < preheat_ms;) {
-                CK(cudaGraphLaunch(g[i], u.s[0]));
-                CK(cudaStreamSynchronize(u.s[0]));
-            }
-            CK(cudaEventRecord(e0, u.s[0]));
-            CK(cudaGraphLaunch(g[i], u.s[0]));
-            CK(cudaEventRecord(e1, u.s[0]));
-            CK(cudaEventSynchronize(e1));
-            float ms;
-            CK(cudaEventElapsedTime(&ms, e0, e1));
-            if (round >= 0 && ms < best[i]) best[i] = ms;
-        }
+    CK(graph_turns(u.s[0], g, nv, preheat_ms, best));
     const double flops = 2.0 * u.m * u.dim * u.hid * 3, base_us = best[0] * 1e3 / reps;
     for (int i = 0; i < nv; i++) {
         const double us = best[i] * 1e3 / reps;
