@@ -72,11 +72,18 @@ typedef struct {
     cudaEvent_t fork, glu_done[64], down_done;
 } setup;
 
-static int glu_gemm(const setup *u, cudaStream_t st, int64_t r0, int64_t rows)
+/* The GLU GEMM of rows r0 .. r0 + rows, launched with PDL as the fused plan does. */
+static fmlp_cu_gemm_args glu_args(const setup *u, int64_t r0, int64_t rows)
 {
     const fmlp_cu_gemm_args a = {FMLP_BF16, FMLP_ACT_GELU_TANH, true, rows, u->hid, u->dim, 2 * u->hid,
                                  u->x + r0 * u->dim, u->dim, u->wgu, u->bgu, u->h + r0 * u->hid, u->hid,
                                  u->sms, u->ccm, 0, true};
+    return a;
+}
+
+static int glu_gemm(const setup *u, cudaStream_t st, int64_t r0, int64_t rows)
+{
+    const fmlp_cu_gemm_args a = glu_args(u, r0, rows);
     CK(fmlp_cu_gemm_wgmma(st, &a));
     return 0;
 }
@@ -218,6 +225,13 @@ int main(int argc, char **argv)
     const char *pre = getenv("ROW_SPLIT_PREHEAT_MS");
     const double preheat_ms = pre ? atof(pre) : 0.0;
     CK(graph_turns(u.s[0], g, nv, preheat_ms, best));
+    for (int i = 0; i < nv; i++) {
+        if (i && vs[i].chunks == vs[i - 1].chunks) continue;
+        const int64_t rows = u.m / vs[i].chunks;
+        const fmlp_cu_gemm_args a = glu_args(&u, 0, rows);
+        printf("GLU GEMM at %lld rows: %s, %lld blocks\n", (long long)rows, fmlp_cu_gemm_wgmma_name(&a),
+               (long long)fmlp_cu_gemm_wgmma_blocks(&a, -1));
+    }
     const double flops = 2.0 * u.m * u.dim * u.hid * 3, base_us = best[0] * 1e3 / reps;
     for (int i = 0; i < nv; i++) {
         const double us = best[i] * 1e3 / reps;
