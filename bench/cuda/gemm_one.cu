@@ -26,26 +26,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define PROBE_NAME "gemm_one"
 #include "bf16_fill.cuh"
 #include "graph_turns.cuh"
 #include "cuda/kernels.h"
 #include "fmlp.h"
 #include "lt_plain.h"
-
-static int fail(const char *what, const char *detail)
-{
-    fprintf(stderr, "gemm_one: %s: %s\n", what, detail);
-    return 1;
-}
-#define CK(x)                                                                   \
-    do {                                                                        \
-        cudaError_t e_ = (x);                                                   \
-        if (e_ != cudaSuccess) return fail(#x, cudaGetErrorString(e_));         \
-    } while (0)
-#define CKLT(x)                                                                 \
-    do {                                                                        \
-        if ((x) != CUBLAS_STATUS_SUCCESS) return fail(#x, "cuBLASLt failed");   \
-    } while (0)
+#include "probe_fail.h"
 
 /* One candidate's batch of reps launches: -2 - i cuBLASLt's algorithm i, else a configuration. */
 static int batch(cudaStream_t st, int cand, int reps, cublasLtHandle_t h, const lt_plain *lp, const fmlp_cu_gemm_args *a,
@@ -54,10 +41,10 @@ static int batch(cudaStream_t st, int cand, int reps, cublasLtHandle_t h, const 
     for (int r = 0; r < reps; r++) {
         if (cand <= -2) {
             if (lt_plain_run_algo(h, lp, -2 - cand, a->x, a->w, a->out, ws, wss, st) != CUBLAS_STATUS_SUCCESS)
-                return fail("lt_plain_run", "cuBLASLt failed");
+                return probe_fail("lt_plain_run", "cuBLASLt failed");
         } else {
             const cudaError_t e = fmlp_cu_gemm_wgmma_config(st, a, cand);
-            if (e != cudaSuccess) return fail("fmlp_cu_gemm_wgmma_config", cudaGetErrorString(e));
+            if (e != cudaSuccess) return probe_fail("fmlp_cu_gemm_wgmma_config", cudaGetErrorString(e));
         }
     }
     return 0;
@@ -65,7 +52,7 @@ static int batch(cudaStream_t st, int cand, int reps, cublasLtHandle_t h, const 
 
 int main(int argc, char **argv)
 {
-    if (argc < 6) return fail("usage", "gemm_one M DIM HIDDEN glu|down fmlp|lt|lt<i>|<config>[,...] [reps]");
+    if (argc < 6) return probe_fail("usage", "gemm_one M DIM HIDDEN glu|down fmlp|lt|lt<i>|<config>[,...] [reps]");
     const int64_t m = atoll(argv[1]), dim = atoll(argv[2]), hid = atoll(argv[3]);
     const bool glu = !strcmp(argv[4], "glu");
     const int reps = argc > 6 ? atoi(argv[6]) : 5;
@@ -73,7 +60,7 @@ int main(int argc, char **argv)
     for (char *t = strtok(argv[5], ","); t && nc < 16; t = strtok(NULL, ","))
         cand[nc++] = !strncmp(t, "lt", 2) ? -2 - atoi(t + 2) : !strcmp(t, "fmlp") ? -1 : atoi(t);
     if (m < 1 || dim < 8 || hid < 8 || reps < 1 || (!glu && strcmp(argv[4], "down")))
-        return fail("arguments", "M, DIM, HIDDEN positive (DIM, HIDDEN >= 8), glu or down, reps >= 1");
+        return probe_fail("arguments", "M, DIM, HIDDEN positive (DIM, HIDDEN >= 8), glu or down, reps >= 1");
     const int64_t n = glu ? hid : dim, k = glu ? dim : hid, nw = glu ? 2 * hid : dim;
     int sms = 0, ccm = 0;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
@@ -96,11 +83,11 @@ int main(int argc, char **argv)
     const size_t wss = (size_t)32 << 20;
     for (int c = 0; c < nc; c++)
         if (cand[c] >= fmlp_cu_gemm_wgmma_configs() || cand[c] < -2 - (LT_PLAIN_ALGOS - 1))
-            return fail("config", "not a wgmma configuration number or lt0..lt7");
+            return probe_fail("config", "not a wgmma configuration number or lt0..lt7");
     CK(cudaMalloc(&ws, wss));
     CKLT(cublasLtCreate(&h));
     const cublasStatus_t made = lt_plain_make(h, m, nw, k, wss, &lp);
-    if (made == CUBLAS_STATUS_NOT_SUPPORTED) return fail("cuBLASLt", "no algorithm for the shape");
+    if (made == CUBLAS_STATUS_NOT_SUPPORTED) return probe_fail("cuBLASLt", "no algorithm for the shape");
     CKLT(made);
     int kept = 0;
     for (int c = 0; c < nc; c++)

@@ -30,26 +30,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define PROBE_NAME "row_split"
 #include "bf16_fill.cuh"
 #include "graph_turns.cuh"
 #include "cuda/kernels.h"
 #include "fmlp.h"
 #include "lt_plain.h"
-
-static int fail(const char *what, const char *detail)
-{
-    fprintf(stderr, "row_split: %s: %s\n", what, detail);
-    return 1;
-}
-#define CK(x)                                                                   \
-    do {                                                                        \
-        cudaError_t e_ = (x);                                                   \
-        if (e_ != cudaSuccess) return fail(#x, cudaGetErrorString(e_));         \
-    } while (0)
-#define CKLT(x)                                                                 \
-    do {                                                                        \
-        if ((x) != CUBLAS_STATUS_SUCCESS) return fail(#x, "cuBLASLt failed");   \
-    } while (0)
+#include "probe_fail.h"
 
 /* How a variant runs one forward: the rows in `chunks` equal chunks, each
  * chunk's two GEMMs on one stream (ONE_STREAM), the down GEMMs on a second
@@ -127,7 +114,7 @@ static int capture(setup *u, const variant *v, int reps, cudaGraphExec_t *g)
     if (v->chunks > 1) {
         lt_plain_free(&u->down[1]);
         const cublasStatus_t made = lt_plain_make(u->lt, u->m / v->chunks, u->dim, u->hid, u->wss, &u->down[1]);
-        if (made != CUBLAS_STATUS_SUCCESS) return fail("cuBLASLt", "no algorithm for a chunk's down GEMM");
+        if (made != CUBLAS_STATUS_SUCCESS) return probe_fail("cuBLASLt", "no algorithm for a chunk's down GEMM");
     }
     cudaGraph_t gr;
     CK(cudaStreamBeginCapture(u->s[0], cudaStreamCaptureModeThreadLocal));
@@ -154,7 +141,7 @@ static double rel_diff(const __nv_bfloat16 *y, const __nv_bfloat16 *ref, size_t 
 
 int main(int argc, char **argv)
 {
-    if (argc < 4) return fail("usage", "row_split M DIM HIDDEN [chunks,...] [reps]");
+    if (argc < 4) return probe_fail("usage", "row_split M DIM HIDDEN [chunks,...] [reps]");
     setup u;
     memset(&u, 0, sizeof u);
     u.m = atoll(argv[1]);
@@ -164,20 +151,20 @@ int main(int argc, char **argv)
     if (argc > 4) snprintf(chunk_list, sizeof chunk_list, "%s", argv[4]);
     const int reps = argc > 5 ? atoi(argv[5]) : 10;
     if (u.m < 128 || u.dim < 64 || u.hid < 64 || u.dim % 64 || u.hid % 64 || reps < 1)
-        return fail("arguments", "M >= 128, DIM and HIDDEN multiples of 64, reps >= 1");
+        return probe_fail("arguments", "M >= 128, DIM and HIDDEN multiples of 64, reps >= 1");
     variant vs[16] = {{1, ONE_STREAM}};
     int nv = 1;
     for (char *t = strtok(chunk_list, ","); t && nv + 3 <= 16; t = strtok(NULL, ",")) {
         const int c = atoi(t);
         if (c < 2 || c > 64 || u.m % c || (u.m / c) % 8)
-            return fail("chunks", "each 2..64, dividing M into chunks of a multiple of 8 rows");
+            return probe_fail("chunks", "each 2..64, dividing M into chunks of a multiple of 8 rows");
         vs[nv++] = (variant){c, ONE_STREAM};
         vs[nv++] = (variant){c, DOWNS_APART};
         vs[nv++] = (variant){c, ALTERNATE};
     }
     CK(cudaDeviceGetAttribute(&u.sms, cudaDevAttrMultiProcessorCount, 0));
     CK(cudaDeviceGetAttribute(&u.ccm, cudaDevAttrComputeCapabilityMajor, 0));
-    if (u.ccm < 9 || !fmlp_cu_gemm_wgmma_ready()) return fail("device", "needs a Hopper GPU (wgmma GEMMs)");
+    if (u.ccm < 9 || !fmlp_cu_gemm_wgmma_ready()) return probe_fail("device", "needs a Hopper GPU (wgmma GEMMs)");
     const size_t nx = (size_t)(u.m * u.dim), nh = (size_t)(u.m * u.hid);
     CK(cudaMalloc(&u.x, nx * 2));
     CK(cudaMalloc(&u.wgu, (size_t)(2 * u.hid * u.dim) * 2));
@@ -203,7 +190,7 @@ int main(int argc, char **argv)
     CK(cudaEventCreateWithFlags(&u.fork, cudaEventDisableTiming));
     CKLT(cublasLtCreate(&u.lt));
     if (lt_plain_make(u.lt, u.m, u.dim, u.hid, u.wss, &u.down[0]) != CUBLAS_STATUS_SUCCESS)
-        return fail("cuBLASLt", "no algorithm for the down GEMM");
+        return probe_fail("cuBLASLt", "no algorithm for the down GEMM");
 
     cudaGraphExec_t g[16];
     for (int i = 0; i < nv; i++)
@@ -211,13 +198,14 @@ int main(int argc, char **argv)
 
     /* every variant's y against the unsplit forward's, each on a poisoned y */
     __nv_bfloat16 *ref = (__nv_bfloat16 *)malloc(nx * 2), *got = (__nv_bfloat16 *)malloc(nx * 2);
-    if (!ref || !got) return fail("malloc", "host copies of y");
+    if (!ref || !got) return probe_fail("malloc", "host copies of y");
     double diff[16] = {0};
     for (int i = 0; i < nv; i++) {
         CK(cudaMemsetAsync(u.y, 0xFF, nx * 2, u.s[0])); /* NaN in bf16 */
         CK(cudaGraphLaunch(g[i], u.s[0]));
         CK(cudaStreamSynchronize(u.s[0]));
         CK(cudaMemcpy(i ? got : ref, u.y, nx * 2, cudaMemcpyDeviceToHost));
+        /* the unsplit forward against itself reads NaN where it left the poison */
         diff[i] = i ? rel_diff(got, ref, nx) : rel_diff(ref, ref, nx);
     }
 
