@@ -152,7 +152,7 @@ int main(void)
     snprintf(ceilings, sizeof ceilings, "%s/alloc_failure_ceilings.json", tu_tmpdir());
     FILE *f = fopen(ceilings, "w");
     if (f) {
-        fputs("{\"version\":1,\"threads\":2,\"cpu\":{\"gemm_gflops_f32\":100,\"gemm_gflops_bf16\":400,\"mem_gbps\":20}}", f);
+        fputs("{\"version\":2,\"threads\":2,\"cpu\":{\"gemm_gflops_f32\":100,\"gemm_gflops_bf16\":400,\"mem_gbps\":20}}", f);
         fclose(f);
     }
     setenv("FMLP_CEILINGS_FILE", ceilings, 1);

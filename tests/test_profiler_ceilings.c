@@ -54,7 +54,7 @@ int main(void)
     snprintf(path, sizeof path, "%s/ceilings_test.json", tu_tmpdir());
     setenv("FMLP_CEILINGS_FILE", path, 1);
     snprintf(text, sizeof text,
-             "{\"version\":1,\"threads\":3,\"cpu\":{\"gemm_gflops_f32\":100.5,\"gemm_gflops_bf16\":400,"
+             "{\"version\":2,\"threads\":3,\"cpu\":{\"gemm_gflops_f32\":100.5,\"gemm_gflops_bf16\":400,"
              "\"mem_gbps\":20},\"gpu\":{\"gemm_tflops_bf16\":0,\"mem_gbps\":0,\"launch_us\":0}}");
     write_file(path, text);
     fmlp_ctx *ctx = three_thread_ctx();
@@ -66,7 +66,7 @@ int main(void)
     /* The context holds what it read: a rewritten cache reaches new
      * contexts only. */
     snprintf(text, sizeof text,
-             "{\"version\":1,\"threads\":3,\"cpu\":{\"gemm_gflops_f32\":7,\"gemm_gflops_bf16\":9,\"mem_gbps\":3}}");
+             "{\"version\":2,\"threads\":3,\"cpu\":{\"gemm_gflops_f32\":7,\"gemm_gflops_bf16\":9,\"mem_gbps\":3}}");
     write_file(path, text);
     tu_check(fmlp_ceilings_get(ctx, false, &c) == FMLP_OK && c.measured && c.gemm_gflops_bf16 == 400,
              "the context keeps the ceilings it read first");
@@ -87,18 +87,23 @@ int main(void)
     char *t = NULL;
     fmlp_table_options to = fmlp_table_options_default();
     to.analyses = true;
-    tu_check(fmlp_profiler_table_string(p, &to, &t) == FMLP_OK && strstr(t, "Ceilings (measured): GEMM 100.5 GFLOP/s f32, 400.0 GFLOP/s bf16; memory 20.00 GB/s"),
+    tu_check(fmlp_profiler_table_string(p, &to, &t) == FMLP_OK && strstr(t, "Ceilings (measured): GEMM 100.5 GFLOP/s f32, 400.0 GFLOP/s bf16; memory read 20.00 GB/s"),
              "the analyses print them");
     free(t);
     fmlp_profiler_destroy(p);
 
     snprintf(text, sizeof text,
-             "{\"version\":1,\"threads\":8,\"cpu\":{\"gemm_gflops_f32\":1,\"gemm_gflops_bf16\":1,\"mem_gbps\":1}}");
+             "{\"version\":2,\"threads\":8,\"cpu\":{\"gemm_gflops_f32\":1,\"gemm_gflops_bf16\":1,\"mem_gbps\":1}}");
     write_file(path, text);
     tu_check(fresh_get(&c) && !c.measured, "a cache measured with 8 threads is not used by a 3-thread context");
+    /* version 1 timed a copy (read and write bytes), not a read: measured again */
+    snprintf(text, sizeof text,
+             "{\"version\":1,\"threads\":3,\"cpu\":{\"gemm_gflops_f32\":7,\"gemm_gflops_bf16\":9,\"mem_gbps\":3}}");
+    write_file(path, text);
+    tu_check(fresh_get(&c) && !c.measured, "a version-1 cache (a copy's bandwidth) is not used");
     static const char *const damaged[] = {"", "{", "[1,2]", "{\"version\":2,\"threads\":3,\"cpu\":{}}",
-                                          "{\"version\":1,\"threads\":3,\"cpu\":{\"gemm_gflops_f32\":\"x\"}}",
-                                          "{\"version\":1,\"threads\":3,\"cpu\":{\"gemm_gflops_f32\":-1,\"mem_gbps\":5}}"};
+                                          "{\"version\":2,\"threads\":3,\"cpu\":{\"gemm_gflops_f32\":\"x\"}}",
+                                          "{\"version\":2,\"threads\":3,\"cpu\":{\"gemm_gflops_f32\":-1,\"mem_gbps\":5}}"};
     for (size_t i = 0; i < sizeof damaged / sizeof *damaged; i++) {
         write_file(path, damaged[i]);
         tu_check(fresh_get(&c) && !c.measured, "damaged cache %zu is treated as missing", i);
@@ -131,6 +136,24 @@ int main(void)
         tu_check(strstr(fmlp_last_error(), "65536") != NULL, "  refused by its 64 KiB bound: %s", fmlp_last_error());
     fmlp_ctx_destroy(dc);
     remove(path);
+
+    /* A real measurement: the read's bandwidth is a positive, finite rate,
+     * saved as version 2 and read back by the next context. */
+    fmlp_ceilings m;
+    if (tu_check(fmlp_ceilings_measure(ctx, &m) == FMLP_OK, "measure the ceilings: %s", fmlp_last_error())) {
+        tu_check(m.measured && m.mem_gbps > 0.1 && m.mem_gbps < 1e5 && m.gemm_gflops_f32 > 0,
+                 "measured memory read %.2f GB/s, f32 GEMM %.2f GFLOP/s", m.mem_gbps, m.gemm_gflops_f32);
+        FILE *f = fopen(path, "r");
+        char saved[512] = {0};
+        if (f) {
+            size_t n = fread(saved, 1, sizeof saved - 1, f);
+            saved[n] = 0;
+            fclose(f);
+        }
+        tu_check(strstr(saved, "\"version\":2,") != NULL, "the cache is written as version 2: %s", saved);
+        tu_check(fresh_get(&c) && c.measured && c.mem_gbps == m.mem_gbps, "a new context reads the measurement back");
+        remove(path);
+    }
 
     tu_expect_fail(fmlp_ceilings_get(NULL, false, &c), FMLP_ERR_INVALID_ARGUMENT, "NULL ctx");
     tu_expect_fail(fmlp_ceilings_measure(ctx, NULL), FMLP_ERR_INVALID_ARGUMENT, "NULL out");

@@ -58,7 +58,7 @@ int cli_info_main(int argc, char **argv)
         return 1;
     }
     char f32[32], b[32], m[32];
-    printf("ceilings: CPU GEMM f32 %s, bf16 %s, memory %s\n", fmlp_si_format(c.gemm_gflops_f32 * 1e9, "FLOP/s", f32, sizeof f32),
+    printf("ceilings: CPU GEMM f32 %s, bf16 %s, memory read %s\n", fmlp_si_format(c.gemm_gflops_f32 * 1e9, "FLOP/s", f32, sizeof f32),
            fmlp_si_format(c.gemm_gflops_bf16 * 1e9, "FLOP/s", b, sizeof b), fmlp_si_format(c.mem_gbps * 1e9, "B/s", m, sizeof m));
     if (c.gpu_gemm_tflops_bf16 > 0)
         printf("ceilings: GPU GEMM bf16 %s, memory %s, launch %.1f us\n",

@@ -1,7 +1,9 @@
 /* Why: a verdict like "memory-bound" means something only against what this
  * machine can do. This measures the CPU's GEMM rate (a 1-layer Linear stack
- * through the public API, f32 and bf16) and memory bandwidth (a large
- * memcpy on as many threads as the context runs), plus the GPU's on a CUDA
+ * through the public API, f32 and bf16) and memory bandwidth (a read of a
+ * buffer larger than a server's L3 on as many threads as the context runs:
+ * at a few rows a forward is a read of its weights, and a read runs up to
+ * twice a copy's bytes per second), plus the GPU's on a CUDA
  * context, once, and caches the numbers as JSON (FMLP_CEILINGS_FILE, or
  * ~/.cache/fmlp/ceilings.json). A context reads that file at its first ask
  * and holds the answer, so a profiler closing window after window reads
@@ -9,6 +11,7 @@
  * computed from the device's properties. It sits below the profiler as a
  * client of the public API (and of the backend's device description). */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -25,9 +28,9 @@
 #include "machine/ceilings.h"
 
 enum { GEMM_DIM = 2048, GEMM_ROWS = 1024, GPU_DIM = 8192, GPU_ROWS = 8192 };
-#define MEMCPY_BYTES ((size_t)256 << 20)
+#define STREAM_BYTES ((size_t)512 << 20)
 #define MIN_SECONDS 0.3
-#define MAX_COPY_THREADS 30
+#define MAX_STREAM_THREADS 30
 
 static void cache_path(char *buf, size_t n)
 {
@@ -93,62 +96,74 @@ static fmlp_status gemm_rate(fmlp_ctx *ctx, fmlp_dtype dt, int64_t dim, int64_t 
 }
 
 typedef struct {
-    char *dst;
-    const char *src;
-    size_t bytes;
-} copy_job;
+    const uint64_t *src;
+    size_t words;
+    uint64_t sum;
+} read_job;
 
-static void *copy_part(void *arg)
+/* Four sums, so the loads do not wait on one chain of adds. */
+static void *read_part(void *arg)
 {
-    copy_job *j = arg;
-    memcpy(j->dst, j->src, j->bytes);
+    read_job *j = arg;
+    uint64_t s[4] = {0, 0, 0, 0};
+    size_t i = 0;
+    for (; i + 4 <= j->words; i += 4) {
+        s[0] += j->src[i];
+        s[1] += j->src[i + 1];
+        s[2] += j->src[i + 2];
+        s[3] += j->src[i + 3];
+    }
+    for (; i < j->words; i++) s[0] += j->src[i];
+    j->sum = s[0] + s[1] + s[2] + s[3];
     return NULL;
 }
 
-/* One memcpy split over `threads` threads, as the kernels' threads share
- * the memory system. */
-static void parallel_copy(char *dst, const char *src, size_t bytes, int threads)
+/* One read of `words` split over `threads` threads, as the kernels'
+ * threads share the memory system; the sum keeps the reads from being
+ * optimized away. */
+static uint64_t parallel_read(const uint64_t *src, size_t words, int threads)
 {
-    pthread_t tid[MAX_COPY_THREADS];
-    copy_job job[MAX_COPY_THREADS];
-    size_t part = bytes / (size_t)threads;
+    pthread_t tid[MAX_STREAM_THREADS];
+    read_job job[MAX_STREAM_THREADS];
+    size_t part = words / (size_t)threads;
     int started = 0;
     for (int t = 0; t < threads; t++) {
-        size_t off = part * (size_t)t, n = t == threads - 1 ? bytes - off : part;
-        job[t] = (copy_job){dst + off, src + off, n};
-        if (t > 0 && pthread_create(&tid[t], NULL, copy_part, &job[t]) == 0)
+        size_t off = part * (size_t)t, n = t == threads - 1 ? words - off : part;
+        job[t] = (read_job){src + off, n, 0};
+        if (t > 0 && pthread_create(&tid[t], NULL, read_part, &job[t]) == 0)
             started |= 1 << t;
         else if (t > 0)
-            copy_part(&job[t]);
+            read_part(&job[t]);
     }
-    copy_part(&job[0]);
-    for (int t = 1; t < threads; t++)
+    read_part(&job[0]);
+    uint64_t sum = job[0].sum;
+    for (int t = 1; t < threads; t++) {
         if (started & (1 << t)) pthread_join(tid[t], NULL);
+        sum += job[t].sum;
+    }
+    return sum;
 }
 
-/* Read + write bytes per second of a large memcpy, in GB/s. */
-static fmlp_status memcpy_rate(int threads, double *gbps)
+/* Bytes read per second of a large read, in GB/s. */
+static fmlp_status read_rate(int threads, double *gbps)
 {
     if (threads < 1) threads = 1;
-    if (threads > MAX_COPY_THREADS) threads = MAX_COPY_THREADS;
-    char *a = fmlp_malloc(MEMCPY_BYTES), *b = fmlp_malloc(MEMCPY_BYTES);
-    if (!a || !b) {
-        free(a);
-        free(b);
-        return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "measuring memory bandwidth needs 512 MiB of host memory");
-    }
-    memset(a, 1, MEMCPY_BYTES);
-    memset(b, 2, MEMCPY_BYTES);
+    if (threads > MAX_STREAM_THREADS) threads = MAX_STREAM_THREADS;
+    uint64_t *a = fmlp_malloc(STREAM_BYTES);
+    if (!a) return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "measuring memory bandwidth needs 512 MiB of host memory");
+    const size_t words = STREAM_BYTES / sizeof *a;
+    for (size_t i = 0; i < words; i++) a[i] = i * 0x9E3779B97F4A7C15ull;
     double best = 1e30;
+    volatile uint64_t sink = 0;
     for (int i = 0; i < 6; i++) {
         int64_t t0 = fmlp_now_ns();
-        parallel_copy(i & 1 ? a : b, i & 1 ? b : a, MEMCPY_BYTES, threads);
+        sink += parallel_read(a, words, threads);
         double t = (double)(fmlp_now_ns() - t0) * 1e-9;
         if (t < best) best = t;
     }
-    *gbps = 2.0 * (double)MEMCPY_BYTES / best * 1e-9;
+    (void)sink;
+    *gbps = (double)STREAM_BYTES / best * 1e-9;
     free(a);
-    free(b);
     return FMLP_OK;
 }
 
@@ -184,6 +199,9 @@ static fmlp_status gpu_rates(fmlp_ctx *ctx, fmlp_ceilings *c)
 /* The cache is a small file of ours: anything else at its path (a FIFO, a
  * device, a directory) is refused rather than opened, which could block. */
 #define CACHE_MAX_BYTES 65536
+/* 2: the CPU's memory bandwidth is a read's (1 was a copy's, read and
+ * write counted), so a cache of 1 is measured again */
+#define CACHE_VERSION 2
 #define CACHE_FIX "point FMLP_CEILINGS_FILE at a regular file (or remove what is there)"
 
 /* The writer's message, with the way out. */
@@ -208,7 +226,7 @@ fmlp_status fmlp_ceilings_save(const char *path, const fmlp_ceilings *c, int thr
         fmlp_file_out_abort(&out);
         return fmlp_fail(FMLP_ERR_OUT_OF_MEMORY, "out of memory writing the ceilings cache \"%s\"", path);
     }
-    fprintf(f, "{\"version\":1,\"threads\":%d,\"cpu\":{\"gemm_gflops_f32\":", threads);
+    fprintf(f, "{\"version\":%d,\"threads\":%d,\"cpu\":{\"gemm_gflops_f32\":", CACHE_VERSION, threads);
     json_write_number(f, c->gemm_gflops_f32);
     fputs(",\"gemm_gflops_bf16\":", f);
     json_write_number(f, c->gemm_gflops_bf16);
@@ -241,7 +259,7 @@ static fmlp_status load(const char *path, int threads, fmlp_ceilings *c, bool *f
     free(buf);
     if (!d) return FMLP_OK;
     const json_value *r = json_doc_root(d), *cpu = json_get(r, "cpu"), *gpu = json_get(r, "gpu");
-    bool ok = json_get_int(r, "version", 0) == 1 && (threads < 0 || json_get_int(r, "threads", -1) == threads) && cpu;
+    bool ok = json_get_int(r, "version", 0) == CACHE_VERSION && (threads < 0 || json_get_int(r, "threads", -1) == threads) && cpu;
     if (ok) {
         c->gemm_gflops_f32 = json_get_num(cpu, "gemm_gflops_f32", 0);
         c->gemm_gflops_bf16 = json_get_num(cpu, "gemm_gflops_bf16", 0);
@@ -279,7 +297,7 @@ fmlp_status fmlp_ceilings_measure(fmlp_ctx *ctx, fmlp_ceilings *out)
     }
     if (s == FMLP_OK) s = gemm_rate(cpu, FMLP_F32, GEMM_DIM, GEMM_ROWS, &out->gemm_gflops_f32);
     if (s == FMLP_OK) s = gemm_rate(cpu, FMLP_BF16, GEMM_DIM, GEMM_ROWS, &out->gemm_gflops_bf16);
-    if (s == FMLP_OK) s = memcpy_rate(fmlp_ctx_threads(cpu), &out->mem_gbps);
+    if (s == FMLP_OK) s = read_rate(fmlp_ctx_threads(cpu), &out->mem_gbps);
     if (s == FMLP_OK && gpu) s = gpu_rates(gpu, out);
     int threads = s == FMLP_OK ? fmlp_ctx_threads(cpu) : 0;
     if (cpu != ctx) fmlp_ctx_destroy(cpu);

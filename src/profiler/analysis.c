@@ -432,7 +432,7 @@ static void print_ceilings(const pe_analysis *a, const pe_set *s, FILE *f)
     bool cpu = c->have && c->gemm_gflops_f32 > 0, gpu = c->have && c->gpu_gemm_tflops_bf16 > 0;
     fputc('\n', f);
     if (cpu && (!a->device || !gpu))
-        fprintf(f, "Ceilings (measured): GEMM %s f32, %s bf16; memory %s\n",
+        fprintf(f, "Ceilings (measured): GEMM %s f32, %s bf16; memory read %s\n",
                 fmlp_si_format(c->gemm_gflops_f32 * 1e9, "FLOP/s", x, sizeof x),
                 fmlp_si_format(c->gemm_gflops_bf16 * 1e9, "FLOP/s", y, sizeof y),
                 fmlp_si_format(c->mem_gbps * 1e9, "B/s", z, sizeof z));
