@@ -2,8 +2,8 @@
  * machine can do. This measures the CPU's GEMM rate (a 1-layer Linear stack
  * through the public API, f32 and bf16) and memory bandwidth (a read of a
  * buffer larger than a server's L3 on as many threads as the context runs:
- * at a few rows a forward is a read of its weights, and a read runs up to
- * twice a copy's bytes per second), plus the GPU's on a CUDA
+ * at a few rows a forward is a read of its weights, and a copy would count
+ * writes the forward does not make), plus the GPU's on a CUDA
  * context, once, and caches the numbers as JSON (FMLP_CEILINGS_FILE, or
  * ~/.cache/fmlp/ceilings.json). A context reads that file at its first ask
  * and holds the answer, so a profiler closing window after window reads
