@@ -257,12 +257,17 @@ __device__ __forceinline__ void tma_body(const CUtensorMap *tx, const CUtensorMa
  * half-sector pair stores. With short K (768: 12 k steps a tile) what a
  * tile costs besides its matrix work sets the pace; the 128x192 form
  * (which takes its bias from L1) also moves a sixth fewer operand bytes
- * per FLOP than 128x128 and leads at long K too. */
+ * per FLOP than 128x128 and leads at long K too. TS 2 stages one box a
+ * round even where the whole tile would fit beside four stages, for a
+ * fifth: the 128x192 GLU tile read 1.02-1.03x cuBLASLt with it at 4096
+ * rows of 4096 -> 14336 against 1.00-1.01x, and 0.91-0.96x against
+ * 1.01-1.02x at 2048-8192 rows of 768 -> 3072, where its epilogue runs
+ * more often (H100, bench/results/h100_glu_stages_2026-12-07.md). */
 /* Stages of `stage` bytes that fit in an SM's shared memory beside
  * `extra` bytes of output staging (and the 1 KB the hardware reserves). */
 constexpr int stages_beside(int stage, int extra) { return (227 * 1024 - 1024 - extra) / (stage + 16); }
 
-template <int WPT, int MW, int BN, int SR, bool TS, bool GLU> struct tmp_cfg {
+template <int WPT, int MW, int BN, int SR, int TS, bool GLU> struct tmp_cfg {
     static_assert(!TS || WPT == 1, "TMA-stored output tiles are a ping-pong team's");
     static constexpr int BM = 64 * MW * WPT;
     static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
@@ -272,12 +277,12 @@ template <int WPT, int MW, int BN, int SR, bool TS, bool GLU> struct tmp_cfg {
     static constexpr int OUT = GLU ? BN / 2 : BN, OBC = OUT % 64 == 0 ? 64 : 32;
     static_assert(!TS || OUT % OBC == 0, "staged output tiles are whole boxes");
     static constexpr int BOX = BM * OBC * 2, BOXES = OUT / OBC;
-    /* A tile's boxes staged at once, or one box a round where staging all
-     * of them would leave fewer than four stages: the plain 128x192 with
+    /* A tile's boxes staged at once, or one box a round (TS 2, or where
+     * staging all of them would leave fewer than four stages): the plain 128x192 with
      * three stages read 0.77-0.80x cuBLASLt on 3072 -> 768 at 8192-32768
      * rows, in rounds with four 0.96-0.97x (H100,
      * bench/results/h100_pdl_rounds_2026-12-06.md) */
-    static constexpr int RND = TS && stages_beside(STAGE, 2 / WPT * BOXES * BOX) < 4 ? BOXES : 1, BPR = BOXES / RND;
+    static constexpr int RND = TS == 2 || (TS && stages_beside(STAGE, 2 / WPT * BOXES * BOX) < 4) ? BOXES : 1, BPR = BOXES / RND;
     static constexpr int STG = TS ? BPR * BOX : 0, EXTRA = 2 / WPT * STG;
     /* SR stages, or as many as fit beside the staging area */
     static constexpr int S_FIT = stages_beside(STAGE, EXTRA), S = SR < S_FIT ? SR : S_FIT;
@@ -460,7 +465,7 @@ __device__ __forceinline__ void team_sync(int team)
     asm volatile("bar.sync %0, 128;\n" ::"r"(3 + team) : "memory");
 }
 
-template <typename T, bool GLU, int WPT, int MW, int BN, int SR, bool TS>
+template <typename T, bool GLU, int WPT, int MW, int BN, int SR, int TS>
 __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMap *tw, const CUtensorMap *to,
                                          const fmlp_cu_gemm_args &p, bool ts)
 {
@@ -596,7 +601,9 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
                 if constexpr (BREG) tmp_epilogue<T, GLU, BN>(p, d[w], bw, (int64_t)mb * C::BM + (wi * MW + w) * 64, (int64_t)nb * BN);
                 else tma_epilogue<T, GLU, BN>(p, d[w], (int64_t)mb * C::BM + (wi * MW + w) * 64, (int64_t)nb * BN);
         }
-        if (TS && ts && lead) asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+        /* the staging area must outlive the stores' reads of it; the
+         * writes are the grid's and complete with it */
+        if (TS && ts && lead) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
     }
 }
 
@@ -638,14 +645,15 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
     X(128x48, 2, 48, 6)
 /* Persistent configurations: name, warpgroups per tile, m64 slices per
  * warpgroup, BN, stages (BM = 64 x the two middle numbers; fewer where
- * the output staging leaves no room), TMA-stored output. tma_pick names
- * them by their position. */
+ * the output staging leaves no room), TMA-stored output (0 no, 1 yes, 2
+ * one box a round). tma_pick names them by their position. */
 #define FMLP_TMP_CONFIGS(X)                          \
-    X(128x256_coop, 2, 1, 256, 4, false)             \
-    X(128x128_pingpong, 1, 2, 128, 6, false)         \
-    X(128x128_pingpong_tmastore, 1, 2, 128, 6, true) \
-    X(128x192_pingpong_tmastore, 1, 2, 192, 4, true) \
-    X(128x160_pingpong, 1, 2, 160, 6, false)
+    X(128x256_coop, 2, 1, 256, 4, 0)                 \
+    X(128x128_pingpong, 1, 2, 128, 6, 0)             \
+    X(128x128_pingpong_tmastore, 1, 2, 128, 6, 1)    \
+    X(128x192_pingpong_tmastore, 1, 2, 192, 4, 1)    \
+    X(128x160_pingpong, 1, 2, 160, 6, 0)             \
+    X(128x192_pingpong_tmastore_s5, 1, 2, 192, 5, 2)
 #define FMLP_TMA_FAMILY(SHAPE, WGS, BN, S)                                                           \
     FMLP_TMA_K(fmlp_gemm_bf16_wgmma_##SHAPE, __nv_bfloat16, false, WGS, BN, S)                       \
     FMLP_TMA_K(fmlp_gemm_glu_bf16_wgmma_##SHAPE, __nv_bfloat16, true, WGS, BN, S)                    \
@@ -680,7 +688,7 @@ struct tma_entry {
 #define FMLP_TMP_ENTRY(SHAPE, WPT, MW, BN, S, TS)                                            \
     FMLP_TMA_FNS(SHAPE) 64 * MW * WPT, BN, 384,                                                  \
         {tmp_cfg<WPT, MW, BN, S, TS, false>::SMEM, tmp_cfg<WPT, MW, BN, S, TS, true>::SMEM},      \
-        {tmp_cfg<WPT, MW, BN, S, TS, false>::OBC, tmp_cfg<WPT, MW, BN, S, TS, true>::OBC}, true, TS},
+        {tmp_cfg<WPT, MW, BN, S, TS, false>::OBC, tmp_cfg<WPT, MW, BN, S, TS, true>::OBC}, true, TS != 0},
 const tma_entry tma_table[] = {FMLP_TMA_CONFIGS(FMLP_TMA_ENTRY) FMLP_TMP_CONFIGS(FMLP_TMP_ENTRY)};
 constexpr int TMA_CONFIGS = (int)(sizeof tma_table / sizeof tma_table[0]);
 #define FMLP_TMA_COUNT(...) +1
@@ -693,7 +701,7 @@ constexpr int TMA_64x64 = 0, TMA_128x128 = 2, TMA_64x48 = 3, TMA_128x48 = 4;
 /* Table positions of the persistent configurations. */
 constexpr int TMA_COOP_128x256 = TMA_PLAIN_CONFIGS, TMA_PINGPONG_128x128 = TMA_PLAIN_CONFIGS + 1,
               TMA_PINGPONG_STORE = TMA_PLAIN_CONFIGS + 2, TMA_PINGPONG_STORE_128x192 = TMA_PLAIN_CONFIGS + 3,
-              TMA_PINGPONG_128x160 = TMA_PLAIN_CONFIGS + 4;
+              TMA_PINGPONG_128x160 = TMA_PLAIN_CONFIGS + 4, TMA_PINGPONG_STORE_128x192_S5 = TMA_PLAIN_CONFIGS + 5;
 
 /* True when `tiles` keep at least 90% of the SMs busy in every wave. */
 bool fills_waves(int64_t tiles, int64_t sms)
@@ -716,8 +724,8 @@ bool fills_waves(int64_t tiles, int64_t sms)
  *     1024 rows of 768 -> 3072, 896 -> 4864, 1024 -> 4096 and 2048 -> 8192,
  *     the 128x128 one: 0.96-1.04x against 0.89-0.93x). The TMA store was 1.03-1.18x
  *     the register-stored 128x128 on 768 -> 3072 (H200).
- *   - K >= 3072: the TMA-stored 128x192, the 128x160 counted 1% and the
- *     register-stored 128x128 3% dearer (a sixth fewer operand bytes per
+ *   - K >= 3072: the TMA-stored 128x192 with five stages (TS 2 above),
+ *     the 128x160 counted 1% and the register-stored 128x128 3% dearer (a sixth fewer operand bytes per
  *     FLOP through L2 gives the wider tile a higher clock under the power
  *     cap: 1.03-1.11x the 128x128 one at 2048-8192 rows of 3584 -> 18944,
  *     3072 -> 24576 and 4096 -> 14336, h200_gemm_2026-12-02.md; on the
@@ -772,7 +780,7 @@ int tma_pick(const fmlp_cu_gemm_args *a)
                            cost(TMA_PINGPONG_STORE_128x192, 100) < cost(TMA_PINGPONG_STORE, 110)
                        ? TMA_PINGPONG_STORE_128x192
                        : TMA_PINGPONG_STORE;
-        const int cand[3] = {TMA_PINGPONG_STORE_128x192, TMA_PINGPONG_128x160, TMA_PINGPONG_128x128}, weight[3] = {100, 101, 103};
+        const int cand[3] = {TMA_PINGPONG_STORE_128x192_S5, TMA_PINGPONG_128x160, TMA_PINGPONG_128x128}, weight[3] = {100, 101, 103};
         int best = 0;
         for (int i = 1; i < 3; i++)
             if (cost(cand[i], weight[i]) < cost(cand[best], weight[best])) best = i;

@@ -77,10 +77,12 @@ int main(void)
     picks(gemm(FMLP_BF16, true, 1024, 9216, 2304), "fmlp_gemm_glu_bf16_wgmma_128x192_pingpong_tmastore");
     /* Llama-3-8B's (4096 -> 14336) at 1024 rows: the 128x160 waves are the fullest */
     picks(gemm(FMLP_BF16, true, 1024, 14336, 4096), "fmlp_gemm_glu_bf16_wgmma_128x160_pingpong");
-    /* from K = 3072 the 192-wide candidate is the TMA-stored one */
-    picks(gemm(FMLP_BF16, true, 4096, 14336, 4096), "fmlp_gemm_glu_bf16_wgmma_128x192_pingpong_tmastore");
-    picks(gemm(FMLP_BF16, true, 8192, 14336, 4096), "fmlp_gemm_glu_bf16_wgmma_128x192_pingpong_tmastore");
-    picks(gemm(FMLP_BF16, true, 1024, 18944, 3584), "fmlp_gemm_glu_bf16_wgmma_128x192_pingpong_tmastore");
+    /* from K = 3072 the 192-wide candidate is the TMA-stored one with five
+     * stages (its output staged one box a round) */
+    picks(gemm(FMLP_BF16, true, 4096, 14336, 4096), "fmlp_gemm_glu_bf16_wgmma_128x192_pingpong_tmastore_s5");
+    picks(gemm(FMLP_BF16, true, 8192, 14336, 4096), "fmlp_gemm_glu_bf16_wgmma_128x192_pingpong_tmastore_s5");
+    picks(gemm(FMLP_F16, true, 1024, 18944, 3584), "fmlp_gemm_glu_f16_wgmma_128x192_pingpong_tmastore_s5");
+    picks(gemm(FMLP_BF16, true, 4096, 8192, 3072), "fmlp_gemm_glu_bf16_wgmma_128x192_pingpong_tmastore_s5");
     /* plain GEMMs never take the 48-wide tiles */
     picks(gemm(FMLP_BF16, false, 64, 768, 3072), "fmlp_gemm_bf16_wgmma_64x64");
     picks(gemm(FMLP_BF16, false, 128, 768, 3072), "fmlp_gemm_bf16_wgmma_64x64");
