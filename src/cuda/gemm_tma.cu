@@ -278,9 +278,9 @@ template <int WPT, int MW, int BN, int SR, int TS, bool GLU> struct tmp_cfg {
     static_assert(!TS || OUT % OBC == 0, "staged output tiles are whole boxes");
     static constexpr int BOX = BM * OBC * 2, BOXES = OUT / OBC;
     /* A tile's boxes staged at once, or one box a round (TS 2, or where
-     * staging all of them would leave fewer than four stages): the plain 128x192 with
-     * three stages read 0.77-0.80x cuBLASLt on 3072 -> 768 at 8192-32768
-     * rows, in rounds with four 0.96-0.97x (H100,
+     * staging all of them would leave fewer than four stages): the plain
+     * 128x192 with three stages read 0.77-0.80x cuBLASLt on 3072 -> 768 at
+     * 8192-32768 rows, in rounds with four 0.96-0.97x (H100,
      * bench/results/h100_pdl_rounds_2026-12-06.md) */
     static constexpr int RND = TS == 2 || (TS && stages_beside(STAGE, 2 / WPT * BOXES * BOX) < 4) ? BOXES : 1, BPR = BOXES / RND;
     static constexpr int STG = TS ? BPR * BOX : 0, EXTRA = 2 / WPT * STG;
@@ -724,8 +724,9 @@ bool fills_waves(int64_t tiles, int64_t sms)
  *     1024 rows of 768 -> 3072, 896 -> 4864, 1024 -> 4096 and 2048 -> 8192,
  *     the 128x128 one: 0.96-1.04x against 0.89-0.93x). The TMA store was 1.03-1.18x
  *     the register-stored 128x128 on 768 -> 3072 (H200).
- *   - K >= 3072: the TMA-stored 128x192 with five stages (TS 2 above),
- *     the 128x160 counted 1% and the register-stored 128x128 3% dearer (a sixth fewer operand bytes per
+ *   - K >= 3072: the TMA-stored 128x192 with five stages (TS 2 above;
+ *     measured at K = 4096 only), the 128x160 counted 1% and the
+ *     register-stored 128x128 3% dearer (a sixth fewer operand bytes per
  *     FLOP through L2 gives the wider tile a higher clock under the power
  *     cap: 1.03-1.11x the 128x128 one at 2048-8192 rows of 3584 -> 18944,
  *     3072 -> 24576 and 4096 -> 14336, h200_gemm_2026-12-02.md; on the
