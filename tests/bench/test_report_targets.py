@@ -59,6 +59,14 @@ data = [rec("fmlp", "auto", TUT, 1024, "warm", 103.0), rec("fmlp", "fused", TUT,
 check(find(verdicts(data), "10: auto within 3%") is True, "3.0% over the fastest mode holds")
 data[0]["us"] = 103.5
 check(find(verdicts(data), "10: auto within 3%") is False, "3.5% over the fastest mode fails")
+plan = {"resolved": "fused", "kernels": 2, "first_kernel": "k"}
+data[0].update(plan)
+data[1].update(plan, us_rounds=[100.0, 104.0, 101.0])
+fig = [t["figures"] for t in report.targets(data) if t["bar"].startswith("10: auto within 3%")][0]
+check("auto ran fused's plan" in fig and "spread 1.040x" in fig, f"auto on the fastest mode's plan says so: {fig}")
+data[0]["first_kernel"] = "other"
+fig = [t["figures"] for t in report.targets(data) if t["bar"].startswith("10: auto within 3%")][0]
+check("plan" not in fig, f"auto on another plan claims no same plan: {fig}")
 data.append(rec("fmlp", "auto", TUT, 8192, "cold", 50.0))
 check(find(verdicts(data), "10: auto within 3%") is False, "a row count without modes does not hide another's miss")
 
