@@ -219,15 +219,13 @@ __device__ __forceinline__ void tma_body(const CUtensorMap *tx, const CUtensorMa
         }
     } else {
         float d[BN / 2];
-#pragma unroll
-        for (int i = 0; i < BN / 2; i++) d[i] = 0.0f;
         for (int kt = 0; kt < KT; kt++) {
             const int s = kt % S;
             mbar_wait(full + 8 * s, (uint32_t)(kt / S) & 1u);
             const uint32_t a = wg_lo(smem + s * C::STAGE + wg * 64 * 128), b = wg_lo(smem + s * C::STAGE + C::A_BYTES);
             asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-            for (int kk = 0; kk < 4; kk++) wgmma_tile<T, BN>(d, wg_desc_lo(a + kk * 2), wg_desc_lo(b + kk * 2));
+            for (int kk = 0; kk < 4; kk++) wgmma_tile<T, BN>(d, wg_desc_lo(a + kk * 2), wg_desc_lo(b + kk * 2), kt > 0 || kk > 0);
             asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
             asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
             if (kt > 0 && (threadIdx.x & 127) == 0) mbar_arrive(empty + 8 * ((kt - 1) % S));
@@ -544,10 +542,6 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
                 if (team == 0) asm volatile("bar.sync 1, 256;\n" ::: "memory");
                 else asm volatile("bar.sync 2, 256;\n" ::: "memory");
             }
-#pragma unroll
-            for (int w = 0; w < MW; w++)
-#pragma unroll
-                for (int i = 0; i < BN / 2; i++) d[w][i] = 0.0f;
             int prev = -1;
             for (int kt = 0; kt < KT; kt++) {
                 mbar_wait(full + 8 * s, ph);
@@ -557,7 +551,8 @@ __device__ __forceinline__ void tmp_body(const CUtensorMap *tx, const CUtensorMa
                 for (int kk = 0; kk < 4; kk++)
 #pragma unroll
                     for (int w = 0; w < MW; w++)
-                        wgmma_tile<T, BN>(d[w], wg_desc_lo(a + w * (64 * 128 >> 4) + kk * 2), wg_desc_lo(b + kk * 2));
+                        wgmma_tile<T, BN>(d[w], wg_desc_lo(a + w * (64 * 128 >> 4) + kk * 2), wg_desc_lo(b + kk * 2),
+                                          kt > 0 || kk > 0);
                 asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
                 asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
                 if (prev >= 0 && lead) mbar_arrive(empty + 8 * prev);
