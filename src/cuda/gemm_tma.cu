@@ -720,7 +720,9 @@ bool fills_waves(int64_t tiles, int64_t sms)
  *     the 128x128 one: 0.96-1.04x against 0.89-0.93x). The TMA store was 1.03-1.18x
  *     the register-stored 128x128 on 768 -> 3072 (H200).
  *   - K >= 3072: the TMA-stored 128x192 with five stages (TS 2 above;
- *     measured at K = 4096 only), the 128x160 counted 1% and the
+ *     1.01-1.03x the four-stage one at K = 3072, 3584 and 4096 on the
+ *     H100, in 14 of 16 timings at 3072 and 3584,
+ *     h100_s5_k3072_2026-12-07.md), the 128x160 counted 1% and the
  *     register-stored 128x128 3% dearer (a sixth fewer operand bytes per
  *     FLOP through L2 gives the wider tile a higher clock under the power
  *     cap: 1.03-1.11x the 128x128 one at 2048-8192 rows of 3584 -> 18944,
