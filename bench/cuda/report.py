@@ -79,13 +79,12 @@ def same_kernels(auto, other, mode):
 def targets(data):
     """Issue 10's and 11's forward bars, each judged on the figures of this
     run (None where a figure is missing), with those figures."""
-    def us(impl, var, shape, n, l2):
-        return next((r["us"] for r in data if r["impl"] == impl and r["variant"] == var and r["rows"] == n
-                     and r["l2"] == l2 and (r["dim"], r["hidden"]) == shape), None)
-
     def rec(impl, var, shape, n, l2):
         return next((r for r in data if r["impl"] == impl and r["variant"] == var and r["rows"] == n
                      and r["l2"] == l2 and (r["dim"], r["hidden"]) == shape), {})
+
+    def us(impl, var, shape, n, l2):
+        return rec(impl, var, shape, n, l2).get("us")
 
     def best_torch(shape, n, l2):
         v = [r["us"] for r in data if r["impl"] == "torch" and r["rows"] == n and r["l2"] == l2
