@@ -18,7 +18,7 @@ FORMS = {
 }
 # x (then h) loaded for 2 rows only, the rest zeros: what loading the
 # other 14 costs at 16 rows (timing only)
-X2 = [("xa[j] = !in || g >= m ?", "xa[j] = !in || g >= 2 ?"), ("xb[j] = !in || g + 8 >= m ?", "xb[j] = !in || true ?")]
+X2 = [("xa = !in || g >= m ?", "xa = !in || g >= 2 ?"), ("xb = !in || g + 8 >= m ?", "xb = !in || true ?")]
 # every row's x (then h) words read from rows 0 and 1: the bytes of two
 # rows, the products of sixteen (timing only)
 X2DATA = [("? __ldcg(x + g * ldxw + kw) : __ldg(x + g * ldxw + kw)", "? __ldcg(x + (g & 1) * ldxw + kw) : __ldg(x + (g & 1) * ldxw + kw)"),
