@@ -134,26 +134,35 @@ __device__ __forceinline__ void issue(uint4 *ring, const uint4 *w, const plan &p
  * weight row * 16 + x row]) are in shared memory. In the mma, x is the
  * 16-row A operand and the tile's 8 weight rows the B operand; a lane's
  * word of a chunk holds the K positions of both of its steps. */
+/* The A fragments of pass p: x rows g and g + 8, a step's K pair of each
+ * in adjacent registers. */
+template <bool COHERENT>
+__device__ __forceinline__ void load_a(uint32_t (&a)[MS_CHUNKS][2][4], const plan &pl, int p, const uint4 *x,
+                                       int64_t ldxw, int m)
+{
+    const int g = (threadIdx.x & 31) >> 2, t = threadIdx.x & 3;
+    const uint4 zero = make_uint4(0, 0, 0, 0);
+#pragma unroll
+    for (int j = 0; j < MS_CHUNKS; j++) {
+        const int kw = segment(pl, p) + 4 * j + t;
+        const bool in = kw < pl.kv;
+        const uint4 xa = !in || g >= m ? zero : COHERENT ? __ldcg(x + g * ldxw + kw) : __ldg(x + g * ldxw + kw);
+        const uint4 xb = !in || g + 8 >= m ? zero : COHERENT ? __ldcg(x + (g + 8) * ldxw + kw) : __ldg(x + (g + 8) * ldxw + kw);
+        a[j][0][0] = xa.x, a[j][0][1] = xb.x, a[j][0][2] = xa.y, a[j][0][3] = xb.y;
+        a[j][1][0] = xa.z, a[j][1][1] = xb.z, a[j][1][2] = xa.w, a[j][1][3] = xb.w;
+    }
+}
+
+/* `a` holds the first pass's fragments on entry. */
 template <typename T, bool COHERENT, class Row, class Add>
 __device__ __forceinline__ void stream(uint4 *ring, const uint4 *w, const plan &pl, const Row &row, cursor &c,
-                                       const uint4 *x, int64_t ldxw, int m, float *part, const Add &add)
+                                       const uint4 *x, int64_t ldxw, int m, float *part, const Add &add,
+                                       uint32_t (&a)[MS_CHUNKS][2][4])
 {
     const int warp = threadIdx.x >> 5, g = (threadIdx.x & 31) >> 2, t = threadIdx.x & 3;
-    const uint4 zero = make_uint4(0, 0, 0, 0);
     int next = 0, buf = 0;
     for (int p = 0; p < pl.passes; p++) {
-        /* the A fragments of the pass: x rows g and g + 8, a step's K pair
-         * of each in adjacent registers */
-        uint32_t a[MS_CHUNKS][2][4];
-#pragma unroll
-        for (int j = 0; j < MS_CHUNKS; j++) {
-            const int kw = segment(pl, p) + 4 * j + t;
-            const bool in = kw < pl.kv;
-            const uint4 xa = !in || g >= m ? zero : COHERENT ? __ldcg(x + g * ldxw + kw) : __ldg(x + g * ldxw + kw);
-            const uint4 xb = !in || g + 8 >= m ? zero : COHERENT ? __ldcg(x + (g + 8) * ldxw + kw) : __ldg(x + (g + 8) * ldxw + kw);
-            a[j][0][0] = xa.x, a[j][0][1] = xb.x, a[j][0][2] = xa.y, a[j][0][3] = xb.y;
-            a[j][1][0] = xa.z, a[j][1][1] = xb.z, a[j][1][2] = xa.w, a[j][1][3] = xb.w;
-        }
+        if (p > 0) load_a<COHERENT>(a, pl, p, x, ldxw, m);
         for (int first = 0; first < pl.tiles; first += MS_GROUP) {
             /* two accumulators a tile, so consecutive mma steps do not wait on each other */
             float acc[MS_GROUP][2][4] = {};
@@ -190,15 +199,22 @@ __device__ __forceinline__ void stream(uint4 *ring, const uint4 *w, const plan &
 }
 
 /* A phase: starts its first tiles, runs `before` (the grid barrier, for
- * the down phase), then streams. */
+ * the down phase), then streams. x is there from the start, so its loads
+ * go out ahead of the weights' (the Llama-3-8B MLP at 16 rows: 120.6-120.8
+ * us against 121.2-121.4 with them after, 5120 -> 13824 148.1-148.3 against
+ * 148.7-149.2; H100, bench/results/h100_dyn_tiles_2026-12-07.md); h only
+ * after the barrier. */
 template <typename T, bool COHERENT, class Row, class Add, class Before>
 __device__ __forceinline__ void phase(uint4 *ring, const uint4 *w, const plan &pl, const Row &row, const uint4 *x,
                                       int64_t ldxw, int m, float *part, const Add &add, const Before &before)
 {
     cursor c = {pl.tiles ? 0 : pl.passes, 0, 0};
+    uint32_t a[MS_CHUNKS][2][4];
+    if (!COHERENT) load_a<COHERENT>(a, pl, 0, x, ldxw, m);
     for (int i = 0; i < MS_STAGES - 1; i++) issue(ring, w, pl, c, row);
     before();
-    stream<T, COHERENT>(ring, w, pl, row, c, x, ldxw, m, part, add);
+    if (COHERENT) load_a<COHERENT>(a, pl, 0, x, ldxw, m);
+    stream<T, COHERENT>(ring, w, pl, row, c, x, ldxw, m, part, add, a);
 }
 
 /* The warps' sums of one entry of a tile, in warp order. */
