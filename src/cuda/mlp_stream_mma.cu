@@ -127,13 +127,6 @@ __device__ __forceinline__ void issue(uint4 *ring, const uint4 *w, const plan &p
     c.q++;
 }
 
-/* Streams the block's tiles, the first MS_STAGES - 1 already copying;
- * after each group of up to MS_GROUP tiles, `add(sums, pass, tile, count)`
- * runs on every thread once the warps' sums of the group's `count` tiles
- * from `tile` on (sums[(tile in group * MS_WARPS + warp) * MS_TILE +
- * weight row * 16 + x row]) are in shared memory. In the mma, x is the
- * 16-row A operand and the tile's 8 weight rows the B operand; a lane's
- * word of a chunk holds the K positions of both of its steps. */
 /* The A fragments of pass p: x rows g and g + 8, a step's K pair of each
  * in adjacent registers. */
 template <bool COHERENT>
@@ -153,7 +146,14 @@ __device__ __forceinline__ void load_a(uint32_t (&a)[MS_CHUNKS][2][4], const pla
     }
 }
 
-/* `a` holds the first pass's fragments on entry. */
+/* Streams the block's tiles, the first MS_STAGES - 1 already copying;
+ * after each group of up to MS_GROUP tiles, `add(sums, pass, tile, count)`
+ * runs on every thread once the warps' sums of the group's `count` tiles
+ * from `tile` on (sums[(tile in group * MS_WARPS + warp) * MS_TILE +
+ * weight row * 16 + x row]) are in shared memory. In the mma, x is the
+ * 16-row A operand and the tile's 8 weight rows the B operand; a lane's
+ * word of a chunk holds the K positions of both of its steps.
+ * `a` holds the first pass's fragments on entry. */
 template <typename T, bool COHERENT, class Row, class Add>
 __device__ __forceinline__ void stream(uint4 *ring, const uint4 *w, const plan &pl, const Row &row, cursor &c,
                                        const uint4 *x, int64_t ldxw, int m, float *part, const Add &add,
@@ -199,11 +199,12 @@ __device__ __forceinline__ void stream(uint4 *ring, const uint4 *w, const plan &
 }
 
 /* A phase: starts its first tiles, runs `before` (the grid barrier, for
- * the down phase), then streams. x is there from the start, so its loads
- * go out ahead of the weights' (the Llama-3-8B MLP at 16 rows: 120.6-120.8
- * us against 121.2-121.4 with them after, 5120 -> 13824 148.1-148.3 against
- * 148.7-149.2; H100, bench/results/h100_dyn_tiles_2026-12-07.md); h only
- * after the barrier. */
+ * the down phase), then streams. The gate/up phase's x is there from the
+ * start, so its loads go out ahead of the weights' (L2-cold at 16 rows:
+ * the Llama-3-8B MLP 120.7-120.8 us against 121.2-121.4 with them after,
+ * 5120 -> 13824 148.1-148.3 against 148.7-148.9; H100,
+ * bench/results/h100_dyn_tiles_2026-12-07.md); the down phase's h (the
+ * COHERENT loads) is there only after the barrier. */
 template <typename T, bool COHERENT, class Row, class Add, class Before>
 __device__ __forceinline__ void phase(uint4 *ring, const uint4 *w, const plan &pl, const Row &row, const uint4 *x,
                                       int64_t ldxw, int m, float *part, const Add &add, const Before &before)
