@@ -8,7 +8,7 @@ repetitions.
 
 Usage: python3 bench/cpu_ab.py A_BUILD B_BUILD [--rounds 5] [--threads N]
            [--paths avx512,avx512bf16,amx] [--rows 1,16,128,1024] [--json OUT]
-           [--max-seconds S]"""
+           [--dim 768 --hidden 3072] [--max-seconds S]"""
 import argparse
 import json
 import re
@@ -17,9 +17,9 @@ import subprocess
 import time
 
 
-def gemm(build, path, dtype, rows, threads, seconds):
+def gemm(build, path, dtype, rows, threads, seconds, shape):
     out = subprocess.run([build + "/bench/gemm_bench", "--path", path, "--dtype", dtype, "--rows", rows,
-                          "--threads", str(threads), "--seconds", str(seconds)],
+                          "--threads", str(threads), "--seconds", str(seconds)] + shape,
                          capture_output=True, text=True, check=True).stdout
     res = {}
     for line in out.splitlines():
@@ -31,9 +31,9 @@ def gemm(build, path, dtype, rows, threads, seconds):
     return res
 
 
-def mlp(build, dtype, rows, threads, iters):
+def mlp(build, dtype, rows, threads, iters, shape):
     out = subprocess.run([build + "/fmlp", "mlp", "--mode", "all", "--no-profile", "--iters", str(iters),
-                          "--batch", "1", "--seq", str(rows), "--threads", str(threads), "--dtype", dtype],
+                          "--batch", "1", "--seq", str(rows), "--threads", str(threads), "--dtype", dtype] + shape,
                          capture_output=True, text=True, check=True).stdout
     res = {}
     scale = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
@@ -54,17 +54,22 @@ def main():
     ap.add_argument("--rows", default="1,16,128,1024")
     ap.add_argument("--mlp-rows", default="1,16,1024")
     ap.add_argument("--seconds", type=float, default=0.1)
+    ap.add_argument("--dim", type=int, default=768)
+    ap.add_argument("--hidden", type=int, default=3072)
+    ap.add_argument("--mlp-iters", type=int, default=None, help="forwards per MLP timing (default: 20 up to 16 rows, else 5)")
     ap.add_argument("--json")
     ap.add_argument("--max-seconds", type=float, default=None,
                     help="start no round after this long, and report the rounds done")
     o = ap.parse_args()
+    shape = ["--dim", str(o.dim), "--hidden", str(o.hidden)]
     cases = []
     for p in o.paths.split(","):
         for dt in (["bf16"] if p in ("avx512bf16", "amx") else ["f32", "bf16"]):
-            cases.append(lambda b, p=p, dt=dt: gemm(b, p, dt, o.rows, o.threads, o.seconds))
+            cases.append(lambda b, p=p, dt=dt: gemm(b, p, dt, o.rows, o.threads, o.seconds, shape))
     for dt in ("f32", "bf16"):
         for r in o.mlp_rows.split(","):
-            cases.append(lambda b, dt=dt, r=int(r): mlp(b, dt, r, o.threads, 20 if r <= 16 else 5))
+            iters = o.mlp_iters or (20 if int(r) <= 16 else 5)
+            cases.append(lambda b, dt=dt, r=int(r), n=iters: mlp(b, dt, r, o.threads, n, shape))
     ratios = {}
     start = time.monotonic()
     done = 0
@@ -91,7 +96,8 @@ def main():
     print("worst median ratio B/A: %.3f over %d cases, %d rounds" % (worst, len(rows), done))
     if o.json:
         with open(o.json, "w") as f:
-            json.dump({"a": o.a, "b": o.b, "rounds": done, "threads": o.threads, "cases": rows}, f, indent=1)
+            json.dump({"a": o.a, "b": o.b, "rounds": done, "threads": o.threads, "dim": o.dim, "hidden": o.hidden,
+                       "cases": rows}, f, indent=1)
 
 
 if __name__ == "__main__":

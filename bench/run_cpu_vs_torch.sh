@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs issue 2's CPU benchmark: fmlp's GeGLU MLP (dim 768, hidden 3072) in
-# every mode against PyTorch on the same machine, in one run.
+# Runs issue 2's CPU benchmark: fmlp's GeGLU MLP (dim 768, hidden 3072, or
+# DIM and HIDDEN: the Llama-3-8B MLP is DIM=4096 HIDDEN=14336) in every mode
+# against PyTorch on the same machine, in one run.
 #
 # Why: the issue's bars (fused bf16 at 1024 rows >= torch bf16 eager; fused
 # f32 at 1024 rows >= 0.8x torch f32 eager; fused faster than fmlp eager at
@@ -10,14 +11,16 @@
 # each figure is the best of its rounds' medians.
 #
 # Writes bench/results/cpu_geglu_<date>.json (machine, versions, every
-# figure, ratios, bars) and bench/results/cpu_geglu_<date>.md (a summary).
+# figure, ratios, bars) and bench/results/cpu_geglu_<date>.md (a summary);
+# cpu_geglu_<dim>x<hidden>_<date>.* for another shape.
 #
 # Needs: a built fmlp (FMLP=path, default build/fmlp), Debian's PyTorch
 # (apt-get install python3-torch python3-numpy) and, for a fair f32 peer,
 # libopenblas0-pthread (without it torch's f32 matmul is netlib's reference
 # BLAS). Knobs (environment): ROWS, DTYPES, MODES, THREADS (2), ROUNDS (3),
 # TORCH_IMPLS (eager,jit), REFBLAS=1 (also time torch f32 with the reference
-# BLAS at rows <= 128), FMLP_BUDGET (0.5 s per point), PYTHON (/usr/bin/python3), OUT (results path stem).
+# BLAS at rows <= 128), FMLP_BUDGET (0.5 s per point), PYTHON (/usr/bin/python3), OUT (results path stem),
+# DIM (768), HIDDEN (3072).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -30,8 +33,11 @@ THREADS=${THREADS:-2}
 ROUNDS=${ROUNDS:-3}
 TORCH_IMPLS=${TORCH_IMPLS:-eager,jit}
 FMLP_BUDGET=${FMLP_BUDGET:-0.5}  # seconds per point, the same as the peer's --min-time
+DIM=${DIM:-768}
+HIDDEN=${HIDDEN:-3072}
 DATE=$(date -u +%Y-%m-%d)
-OUT=${OUT:-bench/results/cpu_geglu_$DATE}
+if [ "$DIM" = 768 ] && [ "$HIDDEN" = 3072 ]; then OUT=${OUT:-bench/results/cpu_geglu_$DATE}
+else OUT=${OUT:-bench/results/cpu_geglu_${DIM}x${HIDDEN}_$DATE}; fi
 
 [ -x "$FMLP" ] || { echo "run_cpu_vs_torch.sh: no fmlp program at $FMLP (build it, or set FMLP=path)" >&2; exit 2; }
 "$PY" -c 'import torch' 2>/dev/null || { echo "run_cpu_vs_torch.sh: $PY has no torch (apt-get install python3-torch)" >&2; exit 2; }
@@ -44,7 +50,7 @@ export OMP_NUM_THREADS=$THREADS OPENBLAS_NUM_THREADS=$THREADS
 flags=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|fma|avx512f|avx512bw|avx512vl|avx512_vnni|avx512_bf16|avx512_fp16|amx_bf16|amx_tile|amx_int8)$' | sort -u | tr '\n' ' ')
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 git diff --quiet HEAD -- src include tools CMakeLists.txt cmake 2>/dev/null || commit="$commit (with uncommitted changes)"
-how="FMLP=$FMLP ROWS=$ROWS DTYPES=$DTYPES MODES=$MODES THREADS=$THREADS ROUNDS=$ROUNDS TORCH_IMPLS=$TORCH_IMPLS FMLP_BUDGET=$FMLP_BUDGET REFBLAS=${REFBLAS:-0} bench/run_cpu_vs_torch.sh"
+how="DIM=$DIM HIDDEN=$HIDDEN FMLP=$FMLP ROWS=$ROWS DTYPES=$DTYPES MODES=$MODES THREADS=$THREADS ROUNDS=$ROUNDS TORCH_IMPLS=$TORCH_IMPLS FMLP_BUDGET=$FMLP_BUDGET REFBLAS=${REFBLAS:-0} bench/run_cpu_vs_torch.sh"
 "$PY" - "$tmp/machine.json" "$flags" "$THREADS" "$FMLP" "$commit" "$how" <<'PYEOF'
 import json, os, platform, subprocess, sys, datetime
 out, flags, threads, fmlp, commit, how = sys.argv[1], sys.argv[2].split(), int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
@@ -95,7 +101,7 @@ run_fmlp() {  # round rows
     note_load fmlp "$1" "$2"
     echo "== fmlp bench rows $2 (round $1)" >&2
     "$FMLP" bench --rows "$2" --dtype "$DTYPES" --mode "$MODES" --threads "$THREADS" --budget "$FMLP_BUDGET" \
-        --json "$f" >&2
+        --dim "$DIM" --hidden "$HIDDEN" --json "$f" >&2
     fmlp_files+=("$f")
 }
 run_torch() {  # round rows
@@ -103,12 +109,13 @@ run_torch() {  # round rows
     note_load torch "$1" "$2"
     echo "== torch rows $2 (round $1)" >&2
     "$PY" bench/torch_peer.py measure --rows "$2" --dtype "$DTYPES" --impl "$TORCH_IMPLS" \
-        --threads "$THREADS" --min-reps 5 --min-time "$FMLP_BUDGET" --json "$f"
+        --threads "$THREADS" --min-reps 5 --min-time "$FMLP_BUDGET" --dim "$DIM" --hidden "$HIDDEN" --json "$f"
     torch_files+=("$f")
     if [ "${REFBLAS:-0}" = 1 ] && [ "$2" -le 128 ] && [ -e /usr/lib/x86_64-linux-gnu/blas/libblas.so.3 ]; then
         f="$tmp/torch_refblas_r$1_$2.json"
         LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/blas "$PY" bench/torch_peer.py measure --rows "$2" \
-            --dtype f32 --impl eager --suffix _refblas --threads "$THREADS" --min-reps 3 --json "$f"
+            --dtype f32 --impl eager --suffix _refblas --threads "$THREADS" --min-reps 3 --dim "$DIM" --hidden "$HIDDEN" \
+            --json "$f"
         torch_files+=("$f")
     fi
 }

@@ -10,6 +10,7 @@ bench/run_cpu_vs_torch.sh merges with `fmlp bench`'s figures.
       torch version, oneDNN line of torch.__config__, threads, and whether
       torch.compile exists (it does not in torch 1.x).
   torch_peer.py measure --rows 1,16,128 --dtype f32,bf16 [--impl eager,jit]
+                        [--dim 768 --hidden 3072]
       median time per forward for each (impl, dtype, rows). eager is the
       nn.Module as users run it; jit is torch.jit.script + freeze with
       oneDNN fusion on, the closest thing to torch.compile that torch 1.13
@@ -148,7 +149,13 @@ def time_one(fn, x, min_reps, min_time, rep_ms, warmup_s):
     return per, inner
 
 
+def set_shape(dim, hidden):
+    global DIM, HIDDEN
+    DIM, HIDDEN = int(dim), int(hidden)
+
+
 def measure(a):
+    set_shape(a.dim, a.hidden)
     torch.set_num_threads(a.threads)
     out = {"peer": "torch", "info": info(a.threads), "dim": DIM, "hidden": HIDDEN, "results": []}
     rows_list = [int(r) for r in a.rows.split(",")]
@@ -232,6 +239,8 @@ def merge(a):
     for path in a.torch:
         with open(path) as f:
             d = json.load(f)
+        if torch_info is None and "dim" in d:
+            set_shape(d["dim"], d["hidden"])
         torch_info = torch_info or d.get("info")
         for r in d["results"]:
             key = (r["impl"], r["dtype"], r["rows"])
@@ -332,6 +341,7 @@ def merge(a):
 
 def render(res):
     """The markdown summary of a results JSON (merge writes both)."""
+    set_shape(res["shape"]["dim"], res["shape"]["hidden"])
     fig = {(f["impl"], f["dtype"], f["rows"]): f.get("median_us") for f in res["figures"]}
     rat = {(r["dtype"], r["rows"]): r for r in res["ratios"]}
     dtypes = sorted({k[1] for k in fig}, key=lambda d: ["f32", "bf16"].index(d) if d in ("f32", "bf16") else 9)
@@ -437,6 +447,8 @@ def main():
     pm.add_argument("--min-time", type=float, default=1.0, help="seconds of timed repeats per point")
     pm.add_argument("--rep-ms", type=float, default=20.0, help="minimum length of one repeat")
     pm.add_argument("--warmup", type=float, default=0.3, help="seconds of warm-up per point")
+    pm.add_argument("--dim", type=int, default=DIM, help="model width (default: the tutorial's)")
+    pm.add_argument("--hidden", type=int, default=HIDDEN, help="hidden width (default: the tutorial's)")
     pm.add_argument("--json", help="write the JSON here instead of stdout")
     pm.add_argument("--suffix", default="", help="appended to the impl names (e.g. _refblas)")
     pg = sub.add_parser("merge")
