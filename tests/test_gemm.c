@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/act_ref.h"
+#include "core/alloc.h"
 #include "cpu/path.h"
 #include "cpu/gemm.h"
 #include "cpu/pool.h"
@@ -269,6 +270,101 @@ static void test_threads(cpu_pool *one, cpu_pool *two, cpu_path path, fmlp_dtype
     }
 }
 
+/* k cut into chunks: every chunk length gives the uncut sum's bits (the
+ * kernels go on from the stored f32 sums), on 1 and 2 threads, within the
+ * reference's tolerance; the packing cuts a long panel by itself and
+ * leaves the tutorial's alone. Paths whose kernels cannot go on from a
+ * stored sum refuse a cut. */
+static void test_k_chunks(cpu_pool *one, cpu_pool *two, cpu_path path, fmlp_dtype dt)
+{
+    static const int64_t shapes[][4] = {{17, 33, 1100, 0}, {100, 40, 777, 1}, {2, 70, 513, 0}, {1, 9, 300, 1}};
+    static const int64_t chunks[] = {2, 14, 64, 250};
+    for (int s = 0; s < 4; s++) {
+        problem q = make(dt, shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3] != 0, true, true);
+        cpu_packed *p = pack(path, &q);
+        if (!p) {
+            tu_check(false, "%s %s: pack failed", cpu_path_name(path), fmlp_dtype_name(dt));
+            release(&q);
+            continue;
+        }
+        bool gaps, all_gaps = true, same = true;
+        same = cpu_packed_set_k_chunk(p, q.k) && cpu_packed_k_chunk(p, q.m) >= q.k;
+        void *whole = run(two, p, &q, FMLP_ACT_GELU_TANH, &gaps);
+        all_gaps = gaps;
+        if (!cpu_packed_set_k_chunk(p, 64)) {
+            tu_check(same && cpu_packed_k_chunk(p, q.m) >= q.k, "%s %s: no k chunks on kernels that cannot go on from a sum",
+                     cpu_path_name(path), fmlp_dtype_name(dt));
+            free(whole);
+            cpu_packed_free(p);
+            release(&q);
+            return;
+        }
+        for (int c = 0; c < 4; c++) {
+            same = same && cpu_packed_set_k_chunk(p, chunks[c]) && cpu_packed_k_chunk(p, q.m) == chunks[c];
+            void *cut = run(c % 2 ? one : two, p, &q, FMLP_ACT_GELU_TANH, &gaps);
+            all_gaps = all_gaps && gaps;
+            same = same && !memcmp(whole, cut, (size_t)((q.m - 1) * q.ldc + q.n) * esz(dt));
+            free(cut);
+        }
+        /* without memory for the chunks' sums, whole-k blocks on the cut grid */
+        cpu_packed_set_k_chunk(p, 64);
+        fmlp_alloc_test_arm(0, 1024);
+        void *starved = run(two, p, &q, FMLP_ACT_GELU_TANH, &gaps);
+        fmlp_alloc_test_disarm();
+        all_gaps = all_gaps && gaps;
+        same = same && !memcmp(whole, starved, (size_t)((q.m - 1) * q.ldc + q.n) * esz(dt));
+        free(starved);
+        double scale;
+        double *ref = reference(&q, FMLP_ACT_GELU_TANH, &scale);
+        double err = rel_err(&q, whole, ref, scale);
+        tu_check(same && all_gaps && err <= tu_tol(dt),
+                 "%s %s %lldx%lldx%lld%s: chunks of 2, 14, 64, 250 and none for want of memory give the uncut bits, 1 and 2 threads (rel err %.2e)",
+                 cpu_path_name(path), fmlp_dtype_name(dt), (long long)q.m, (long long)q.n, (long long)q.k,
+                 q.glu ? " glu" : "", err);
+        if (s == 0)
+            tu_check(!cpu_packed_set_k_chunk(p, 0) && !cpu_packed_set_k_chunk(NULL, 8),
+                     "%s %s: chunk 0 and no packing refused", cpu_path_name(path), fmlp_dtype_name(dt));
+        free(ref);
+        free(whole);
+        cpu_packed_free(p);
+        release(&q);
+    }
+    /* 13000 x 8 columns of bf16 already pass the cut's panel limit */
+    problem q = make(dt, 20, 20, 13000, false, true, false);
+    cpu_packed *p = pack(path, &q);
+    problem tut = make(dt, 1, 3072, 768, true, false, false);
+    cpu_packed *pt = pack(path, &tut);
+    if (p && pt) {
+        int64_t picked = cpu_packed_k_chunk(p, q.m);
+        bool gaps;
+        void *cut = run(two, p, &q, FMLP_ACT_SILU, &gaps);
+        cpu_packed_set_k_chunk(p, q.k);
+        void *whole = run(two, p, &q, FMLP_ACT_SILU, &gaps);
+        tu_check(picked < q.k && cpu_packed_k_chunk(p, 1) >= q.k && !memcmp(cut, whole, (size_t)(q.m * q.n) * esz(dt)) &&
+                     cpu_packed_k_chunk(pt, 1) >= tut.k && cpu_packed_k_chunk(pt, 8192) >= tut.k,
+                 "%s %s: k = 13000 cut at 20 rows by default (chunk %lld, the uncut bits), not at 1; the tutorial's GLU not",
+                 cpu_path_name(path), fmlp_dtype_name(dt), (long long)picked);
+        free(cut);
+        free(whole);
+    } else {
+        tu_check(false, "%s %s: pack failed", cpu_path_name(path), fmlp_dtype_name(dt));
+    }
+    cpu_packed_free(p);
+    cpu_packed_free(pt);
+    release(&q);
+    release(&tut);
+    if (dt != FMLP_F32) return;
+    /* 36 MB of f32 weights in panels short enough for whole k: cut only
+     * where more than one block of rows would read them again */
+    problem big = make(dt, 1, 3000, 3000, false, false, false);
+    cpu_packed *pb = pack(path, &big);
+    tu_check(pb && cpu_packed_k_chunk(pb, 1) >= big.k && cpu_packed_k_chunk(pb, 200) < big.k,
+             "%s %s: 3000 x 3000 weights (36 MB) whole-k at 1 row, cut at 200", cpu_path_name(path),
+             fmlp_dtype_name(dt));
+    cpu_packed_free(pb);
+    release(&big);
+}
+
 /* The path table's contract: names round-trip, scalar runs anywhere and is
  * listed first, the best path is the first available one, and every
  * available path packs both dtypes onto a path that is itself available. */
@@ -334,6 +430,7 @@ int main(void)
             test_shapes(two, path, dt);
             test_specials(two, path, dt);
             test_threads(one, two, path, dt);
+            test_k_chunks(one, two, path, dt);
         }
     }
     cpu_pool_destroy(one);

@@ -4,9 +4,12 @@
  * of panels) that the pool's threads claim until none are left, then walks
  * each unit's tiles in the path's order, small blocks on the path's wide
  * kernels. The per-ISA microkernels do the arithmetic, the path's epilogue
- * finishes each tile while it is hot. No k is ever split, across threads,
- * blocks or tiles, so each element is one fixed-order sum whoever computes
- * it. The parts of a path it uses come from the path table. */
+ * finishes each tile while it is hot. Where a panel is too long to stay in
+ * L1 and the path's kernels can continue a sum, k is cut into chunks walked
+ * in order by the same thread (the sums wait in f32 between them); k is
+ * never split across threads, so each element is one fixed-order sum
+ * whoever computes it. The parts of a path it uses come from the path
+ * table. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +66,28 @@ static bool fill_bias(cpu_packed *p, const void *b0, const void *b1)
     return true;
 }
 
+/* The rows of A one thread keeps hot in L2 while it walks its panels. */
+#define GEMM_A_BLOCK_BYTES (192 * 1024)
+
+/* Where k is cut: panels longer than GEMM_CHUNK_PANEL_BYTES no longer
+ * stay in L2 beside a block's A rows, and weights past
+ * GEMM_CHUNK_WEIGHT_BYTES (the L3 of the machines measured) are read from
+ * memory again by every block of rows, which the whole-k grid keeps to a
+ * few rows so that they fit L2 (so those are cut only from two blocks of
+ * rows on). Up to one row tile (mr rows) nothing is cut: no tile reads a
+ * panel again, and whole panels stream from memory in order (cut there,
+ * the f32 Llama-3-8B MLP ran about 10% slower at one row). Cut, a chunk's
+ * slice of a panel (GEMM_CHUNK_W_BYTES) stays in L1 while every row tile
+ * of a block reads it, and a block holds up to 192 rows (GEMM_A_BLOCK_BYTES
+ * of A per chunk). On a 2-core AVX2 EPYC the f32 Llama-3-8B MLP ran
+ * 1.37-1.67x faster at 16 and 128 rows, its GEMMs 1.2-2.1x at 16-1024
+ * (bench/results/cpu_k_chunks_2026-12-07.md); bf16 there is held by the
+ * kernel's bf16 broadcasts and moved within noise. The tutorial's MLP,
+ * inside both limits, is not cut: 16 KB chunks ran it no faster. */
+#define GEMM_CHUNK_W_BYTES (16 * 1024)
+#define GEMM_CHUNK_PANEL_BYTES ((size_t)192 * 1024)
+#define GEMM_CHUNK_WEIGHT_BYTES ((size_t)32 << 20)
+
 /* Weights of 2 MiB and up go on 2 MiB pages where the kernel allows. Small
  * batches stream every weight once per call, and past the reach of the TLB
  * in 4 KiB pages (3072 entries, 12 MB on Zen 4) each new page costs a table
@@ -82,6 +107,32 @@ static void *alloc_weights(size_t bytes)
 #endif
     return w;
 }
+
+/* Rows per block of the whole-k grid (A_BLOCK of A rows in L2). */
+static int64_t uncut_rows(const cpu_packed *p)
+{
+    size_t esz = p->dtype == FMLP_F32 ? 4 : 2;
+    int64_t mr = p->gp->mr, rows = GEMM_A_BLOCK_BYTES / (int64_t)(esz * (size_t)p->k);
+    return rows < mr ? mr : rows / mr * mr;
+}
+
+/* The packing's k chunk and the row count from which runs cut k by it
+ * (INT64_MAX: never), by the rules above; only where the path's kernels
+ * can go on from a stored sum. */
+static void pick_k_chunk(cpu_packed *p, size_t weight_bytes)
+{
+    size_t esz = p->dtype == FMLP_F32 ? 4 : 2;
+    int64_t kc = GEMM_CHUNK_W_BYTES / ((int64_t)p->nr * (int64_t)esz) / p->gp->kstep * p->gp->kstep;
+    p->kc = p->kpad;
+    p->cut_from = INT64_MAX;
+    if (!p->kernels->tile_add || kc < 1 || kc >= p->kpad) return;
+    if ((size_t)p->panel_elems * esz > GEMM_CHUNK_PANEL_BYTES) p->cut_from = p->gp->mr + 1;
+    else if (weight_bytes > GEMM_CHUNK_WEIGHT_BYTES) p->cut_from = uncut_rows(p) + 1;
+    if (p->cut_from < INT64_MAX) p->kc = kc;
+}
+
+/* Whether a run of m rows cuts k. */
+static bool cuts_k(const cpu_packed *p, int64_t m) { return m >= p->cut_from; }
 
 static cpu_packed *pack(cpu_path path, fmlp_dtype dtype, const void *w0, const void *b0, const void *w1,
                         const void *b1, int64_t n, int64_t k, bool glu)
@@ -118,8 +169,23 @@ static cpu_packed *pack(cpu_path path, fmlp_dtype dtype, const void *w0, const v
         cpu_packed_free(p);
         return NULL;
     }
+    pick_k_chunk(p, bytes);
     fill_panels(p, w0, w1);
     return p;
+}
+
+bool cpu_packed_set_k_chunk(cpu_packed *p, int64_t kc)
+{
+    if (!p || kc < 1 || kc % p->gp->kstep) return false;
+    if (kc >= p->kpad) {
+        p->kc = p->kpad;
+        p->cut_from = INT64_MAX;
+        return true;
+    }
+    if (!p->kernels->tile_add) return false;
+    p->kc = kc;
+    p->cut_from = 1;
+    return true;
 }
 
 cpu_packed *cpu_gemm_pack(cpu_path path, fmlp_dtype dtype, const void *w, const void *b, int64_t n, int64_t k)
@@ -143,11 +209,11 @@ void cpu_packed_free(cpu_packed *p)
 
 cpu_path cpu_packed_path(const cpu_packed *p) { return p->path; }
 
+int64_t cpu_packed_k_chunk(const cpu_packed *p, int64_t m) { return cuts_k(p, m) ? p->kc : p->kpad; }
+
 /* Below this many multiply-adds a second thread's wake-up costs more than
  * it saves. */
 #define GEMM_MIN_PARALLEL_MACS (64 * 1024)
-/* The rows of A one thread keeps hot in L2 while it walks its panels. */
-#define GEMM_A_BLOCK_BYTES (192 * 1024)
 /* Work is handed out in units of one row block by a group of panels, sized
  * to about this many multiply-adds: small enough that a thread slowed by
  * other load on its core leaves its share to the others, large enough that
@@ -163,13 +229,41 @@ typedef struct {
     int64_t pg, groups;     /* panels per group */
 } gemm_grid;
 
-static gemm_grid grid_for(const cpu_packed *p, int64_t m, int nthreads)
+/* A block's sums between k chunks, in a buffer each thread allocates for
+ * the call: every row tile of every panel of the block keeps mr x nr floats
+ * there. */
+#define GEMM_CHUNK_ACC_FLOATS (16 * 1024)
+
+/* Rows of the block's row tiles, rounded up to whole tiles. */
+static int64_t tile_rows(int64_t rows, int mr) { return (rows + mr - 1) / mr * mr; }
+
+/* With k cut: a block's A chunk (mc rows x kc) stays in L2 while the
+ * group's panels pass, each panel's chunk in L1 while the row tiles pass;
+ * the group is as large as the chunk sums' buffer holds. */
+static gemm_grid grid_chunked(const cpu_packed *p, int64_t m, int nthreads)
 {
     gemm_grid g;
     int64_t mr = p->gp->mr;
     size_t esz = p->dtype == FMLP_F32 ? 4 : 2;
-    int64_t rows = GEMM_A_BLOCK_BYTES / (int64_t)(esz * (size_t)p->k);
+    int64_t rows = GEMM_A_BLOCK_BYTES / (int64_t)(esz * (size_t)p->kc), most = GEMM_CHUNK_ACC_FLOATS / p->nr;
+    if (rows > most) rows = most;
     g.mc = rows < mr ? mr : rows / mr * mr;
+    if (g.mc > m) g.mc = m;
+    g.row_blocks = (m + g.mc - 1) / g.mc;
+    g.pg = GEMM_CHUNK_ACC_FLOATS / (tile_rows(g.mc, (int)mr) * p->nr);
+    int64_t cap = (p->panels + 4 * nthreads - 1) / (4 * nthreads);
+    if (g.row_blocks < 4 * nthreads && g.pg > cap) g.pg = cap;
+    if (g.pg < 1) g.pg = 1;
+    g.groups = (p->panels + g.pg - 1) / g.pg;
+    return g;
+}
+
+static gemm_grid grid_for(const cpu_packed *p, int64_t m, int nthreads)
+{
+    if (cuts_k(p, m)) return grid_chunked(p, m, nthreads);
+    gemm_grid g;
+    size_t esz = p->dtype == FMLP_F32 ? 4 : 2;
+    g.mc = uncut_rows(p);
     if (g.mc > m) g.mc = m;
     g.row_blocks = (m + g.mc - 1) / g.mc;
     int64_t per_panel = g.mc * p->nr * p->k;
@@ -197,6 +291,7 @@ static gemm_grid grid_for(const cpu_packed *p, int64_t m, int nthreads)
 typedef struct {
     gemm_call g;
     gemm_grid grid;
+    bool cut;          /* k cut into chunks (grid_chunked's grid) */
     atomic_llong next; /* the next unclaimed unit */
 } gemm_task;
 
@@ -257,6 +352,39 @@ static void gemm_block(const gemm_call *g, int64_t m0, int64_t m1, int64_t p0, i
     if (gp->leave) gp->leave();
 }
 
+/* gemm_block with k cut into chunks: each chunk of each panel in turn
+ * across the block's row tiles (cpu_split's balanced ones), the sums kept
+ * in chunk_acc (GEMM_CHUNK_ACC_FLOATS), then every tile's epilogue. */
+static void gemm_block_chunked(const gemm_call *g, float *chunk_acc, int64_t m0, int64_t m1, int64_t p0, int64_t p1)
+{
+    const cpu_packed *p = g->p;
+    const gemm_path *gp = p->gp;
+    size_t esz = p->dtype == FMLP_F32 ? 4 : 2;
+    const int ntiles = (int)((m1 - m0 + gp->mr - 1) / gp->mr);
+    const int64_t slot = (int64_t)gp->mr * p->nr;
+    if (gp->enter) gp->enter((int)(m1 - m0));
+    for (int64_t k0 = 0; k0 < p->k; k0 += p->kc) {
+        const int64_t len = p->k - k0 < p->kc ? p->k - k0 : p->kc;
+        const gemm_ukernel kernel = k0 ? p->kernels->tile_add : p->kernels->tile;
+        for (int64_t panel = p0; panel < p1; panel++) {
+            const char *w = (const char *)gemm_panel(p, panel) + (size_t)(k0 * p->nr) * esz;
+            for (int t = 0; t < ntiles; t++) {
+                int64_t lo, hi;
+                cpu_split(m1 - m0, ntiles, t, &lo, &hi);
+                kernel((int)(hi - lo), (const char *)a_rows(g, m0 + lo) + (size_t)k0 * esz, g->lda, w,
+                       p->panel_elems, len, chunk_acc + ((panel - p0) * ntiles + t) * slot);
+            }
+        }
+    }
+    for (int64_t panel = p0; panel < p1; panel++)
+        for (int t = 0; t < ntiles; t++) {
+            int64_t lo, hi;
+            cpu_split(m1 - m0, ntiles, t, &lo, &hi);
+            gp->epilogue(g, chunk_acc + ((panel - p0) * ntiles + t) * slot, (int)(hi - lo), m0 + lo, panel);
+        }
+    if (gp->leave) gp->leave();
+}
+
 /* Units go row block by row block, so the threads share the A block they
  * work on; which thread computes a unit never changes its bits. */
 static void gemm_task_run(void *arg, int tid, int nthreads)
@@ -266,14 +394,18 @@ static void gemm_task_run(void *arg, int tid, int nthreads)
     int64_t units = gr->row_blocks * gr->groups;
     (void)tid;
     (void)nthreads;
+    /* without the buffer (out of memory) whole-k blocks give the same bits */
+    float *sums = t->cut ? fmlp_aligned_alloc(64, sizeof(float) * GEMM_CHUNK_ACC_FLOATS) : NULL;
     for (;;) {
         int64_t u = atomic_fetch_add_explicit(&t->next, 1, memory_order_relaxed);
-        if (u >= units) return;
+        if (u >= units) break;
         int64_t m0 = u / gr->groups * gr->mc, p0 = u % gr->groups * gr->pg;
         int64_t m1 = m0 + gr->mc < t->g.m ? m0 + gr->mc : t->g.m;
         int64_t p1 = p0 + gr->pg < t->g.p->panels ? p0 + gr->pg : t->g.p->panels;
-        gemm_block(&t->g, m0, m1, p0, p1);
+        if (sums) gemm_block_chunked(&t->g, sums, m0, m1, p0, p1);
+        else gemm_block(&t->g, m0, m1, p0, p1);
     }
+    free(sums);
 }
 
 void cpu_gemm_run(cpu_pool *pool, const cpu_packed *p, fmlp_act act, const void *A, int64_t lda, void *C,
@@ -284,6 +416,7 @@ void cpu_gemm_run(cpu_pool *pool, const cpu_packed *p, fmlp_act act, const void 
     gemm_task t = {
         .g = {.p = p, .act = act, .A = A, .lda = lda, .C = C, .ldc = ldc, .m = m},
         .grid = grid_for(p, m, nthreads),
+        .cut = cuts_k(p, m),
     };
     atomic_init(&t.next, 0);
     if (pool) {

@@ -5,6 +5,7 @@
 #ifndef FMLP_CPU_GEMM_H
 #define FMLP_CPU_GEMM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "cpu/path.h"
@@ -21,6 +22,14 @@ cpu_packed *cpu_gemm_pack(cpu_path path, fmlp_dtype dtype, const void *w, const 
 cpu_packed *cpu_gemm_pack_glu(cpu_path path, fmlp_dtype dtype, const void *wg, const void *bg, const void *wu,
                               const void *bu, int64_t n, int64_t k);
 void cpu_packed_free(cpu_packed *p);
+/* Cuts k into chunks of kc (kc >= k: not cut) for later runs; the packing
+ * picks a chunk by itself, and any chunk gives the same bits (tests and
+ * benchmarks compare them). False where kc is not a multiple of the path's
+ * k step, or the path's kernels cannot continue a sum. */
+bool cpu_packed_set_k_chunk(cpu_packed *p, int64_t kc);
+/* The k chunk a run of m rows uses (k rounded up to the path's step where
+ * it is not cut). */
+int64_t cpu_packed_k_chunk(const cpu_packed *p, int64_t m);
 cpu_path cpu_packed_path(const cpu_packed *p);
 
 /* C = act(A · Wᵀ + b), or for a GLU packing C = act(A · Gᵀ + bg) * (A · Uᵀ + bu).

@@ -19,7 +19,9 @@
  * Determinism: every microkernel of a path accumulates each element from
  * zero in ascending k with one instruction sequence, whatever the row count
  * or position, so the partition over threads and tiles never changes a
- * result. */
+ * result. Where k is cut into chunks (tile_add), each chunk's sums go on
+ * from the f32 values the chunk before stored, which is the same sequence
+ * of operations: the cut changes no bit either. */
 #ifndef FMLP_CPU_GEMM_INTERNAL_H
 #define FMLP_CPU_GEMM_INTERNAL_H
 
@@ -44,6 +46,8 @@ struct cpu_packed {
     int64_t kpad;        /* k rows stored per panel (k rounded up to the path's kstep) */
     int64_t panels;
     int64_t panel_elems; /* elements (f32 or bf16) per panel */
+    int64_t kc;          /* k per chunk (a multiple of kstep), or kpad where k is never cut */
+    int64_t cut_from;    /* runs of this many rows or more cut k (INT64_MAX: none) */
     void *w;
     float *bias;         /* panels * nr, or NULL */
 };
@@ -93,8 +97,10 @@ typedef enum {
 } gemm_order;
 
 typedef struct gemm_kernels {
-    gemm_ukernel tile; /* NULL: this dtype runs on another path */
-    gemm_ukernel wide; /* NULL: small blocks run `tile` panel by panel */
+    gemm_ukernel tile;     /* NULL: this dtype runs on another path */
+    gemm_ukernel wide;     /* NULL: small blocks run `tile` panel by panel */
+    gemm_ukernel tile_add; /* `tile` with its sums starting from acc, for the
+                            * k chunks after the first; NULL: k is never cut */
 } gemm_kernels;
 
 typedef struct gemm_path {
@@ -131,10 +137,14 @@ typedef struct gemm_path {
 /* The microkernels and epilogues, by path (simd/ and gemm_scalar.c). */
 void gemm_tile_scalar_f32(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc);
 void gemm_tile_scalar_bf16(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc);
+void gemm_tile_add_scalar_f32(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc);
+void gemm_tile_add_scalar_bf16(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc);
 void gemm_epilogue_scalar(const gemm_call *g, const float *acc, int rows, int64_t i0, int64_t panel);
 
 void gemm_tile_avx2_f32(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc);
 void gemm_tile_avx2_bf16(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc);
+void gemm_tile_add_avx2_f32(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc);
+void gemm_tile_add_avx2_bf16(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc);
 void gemm_epilogue_avx2(const gemm_call *g, const float *acc, int rows, int64_t i0, int64_t panel);
 
 void gemm_tile_avx512_f32(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc);

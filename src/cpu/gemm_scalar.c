@@ -2,6 +2,7 @@
  * the SIMD paths are compared against. Same panel layout (KN, 8 columns) and
  * the same contract as the vector tiles: each element summed from zero in
  * ascending k, bias added in f32, one rounding on the way out. */
+#include <stdbool.h>
 #include <string.h>
 
 #include "core/dtype.h"
@@ -21,12 +22,12 @@
 
 /* The sums live in a local array until the end: in acc, which might alias
  * A as far as the compiler knows, they would not be vectorised over j. */
-NOT_SPECIALISED static void tile(fmlp_dtype dt, int rows, const void *A, int64_t lda, const void *W, int64_t k,
-                                 float *acc)
+NOT_SPECIALISED static void tile(fmlp_dtype dt, bool add, int rows, const void *A, int64_t lda, const void *W,
+                                 int64_t k, float *acc)
 {
     float sum[GEMM_MR_SCALAR][NR];
     for (int r = 0; r < rows; r++)
-        for (int j = 0; j < NR; j++) sum[r][j] = 0.0f;
+        for (int j = 0; j < NR; j++) sum[r][j] = add ? acc[r * NR + j] : 0.0f;
     for (int64_t kk = 0; kk < k; kk++) {
         float w[NR];
         for (int j = 0; j < NR; j++) w[j] = fmlp_load(dt, W, kk * NR + j);
@@ -41,13 +42,25 @@ NOT_SPECIALISED static void tile(fmlp_dtype dt, int rows, const void *A, int64_t
 void gemm_tile_scalar_f32(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc)
 {
     (void)ps;
-    tile(FMLP_F32, rows, A, lda, W, k, acc);
+    tile(FMLP_F32, false, rows, A, lda, W, k, acc);
 }
 
 void gemm_tile_scalar_bf16(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc)
 {
     (void)ps;
-    tile(FMLP_BF16, rows, A, lda, W, k, acc);
+    tile(FMLP_BF16, false, rows, A, lda, W, k, acc);
+}
+
+void gemm_tile_add_scalar_f32(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc)
+{
+    (void)ps;
+    tile(FMLP_F32, true, rows, A, lda, W, k, acc);
+}
+
+void gemm_tile_add_scalar_bf16(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc)
+{
+    (void)ps;
+    tile(FMLP_BF16, true, rows, A, lda, W, k, acc);
 }
 
 void gemm_epilogue_scalar(const gemm_call *g, const float *acc, int rows, int64_t i0, int64_t panel)

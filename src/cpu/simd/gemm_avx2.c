@@ -33,8 +33,14 @@ INLINE __m256 bcast_a(bool bf16, const void *A, int64_t i)
 }
 
 /* Accumulators are named variables, not arrays: with arrays GCC keeps a
- * memory copy of every ymm accumulator up to date inside the k loop. */
-#define ACC_DECL(r) __m256 c##r##0 = _mm256_setzero_ps(), c##r##1 = _mm256_setzero_ps();
+ * memory copy of every ymm accumulator up to date inside the k loop. `add`
+ * starts them from acc (a k chunk after the first), else from zero. */
+#define ACC_DECL(r)                                                                                              \
+    __m256 c##r##0 = _mm256_setzero_ps(), c##r##1 = _mm256_setzero_ps();                                         \
+    if (add && rows > r) {                                                                                       \
+        c##r##0 = _mm256_load_ps(acc + r * NR);                                                                  \
+        c##r##1 = _mm256_load_ps(acc + r * NR + 8);                                                              \
+    }
 #define ACC_FMA(r)                                                                                               \
     if (rows > r) {                                                                                              \
         __m256 a = bcast_a(bf16, A, r * lda + kk);                                                               \
@@ -50,10 +56,8 @@ INLINE __m256 bcast_a(bool bf16, const void *A, int64_t i)
 
 _Static_assert(MR == 6, "the tile below spells out six rows");
 
-INLINE void tile(bool bf16, int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k,
-                 float *acc)
+INLINE void tile_from(bool bf16, bool add, int rows, const void *A, int64_t lda, const void *W, int64_t k, float *acc)
 {
-    (void)ps;
     ROWS6(ACC_DECL)
     for (int64_t kk = 0; kk < k; kk++) {
         __m256 w0 = load_w(bf16, W, kk * NR), w1 = load_w(bf16, W, kk * NR + 8);
@@ -62,9 +66,25 @@ INLINE void tile(bool bf16, int rows, const void *A, int64_t lda, const void *W,
     ROWS6(ACC_STORE)
 }
 
+INLINE void tile(bool bf16, int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc)
+{
+    (void)ps;
+    tile_from(bf16, false, rows, A, lda, W, k, acc);
+}
+
+INLINE void tile_add(bool bf16, int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k,
+                     float *acc)
+{
+    (void)ps;
+    tile_from(bf16, true, rows, A, lda, W, k, acc);
+}
+
 GEMM_BY_DTYPE(tile)
+GEMM_BY_DTYPE(tile_add)
 GEMM_UKERNEL(gemm_tile_avx2_f32, tile_f32, GEMM_MR_AVX2)
 GEMM_UKERNEL(gemm_tile_avx2_bf16, tile_bf16, GEMM_MR_AVX2)
+GEMM_UKERNEL(gemm_tile_add_avx2_f32, tile_add_f32, GEMM_MR_AVX2)
+GEMM_UKERNEL(gemm_tile_add_avx2_bf16, tile_add_bf16, GEMM_MR_AVX2)
 
 static inline void store8(const gemm_call *g, int64_t row, int64_t col, __m256 v, int64_t count)
 {
