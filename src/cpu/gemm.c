@@ -81,8 +81,8 @@ static bool fill_bias(cpu_packed *p, const void *b0, const void *b1)
  * of a block reads it, and a block holds up to 192 rows (GEMM_A_BLOCK_BYTES
  * of A per chunk). On a 2-core AVX2 EPYC the f32 Llama-3-8B MLP ran
  * 1.37-1.67x faster at 16 and 128 rows, its GEMMs 1.2-2.1x at 16-1024
- * (bench/results/cpu_k_chunks_2026-12-07.md); bf16 there is held by the
- * kernel's bf16 broadcasts and moved within noise. The tutorial's MLP,
+ * (bench/results/cpu_k_chunks_2026-12-07.md); bf16 there, then held by
+ * the kernel's bf16 broadcasts, moved within noise. The tutorial's MLP,
  * inside both limits, is not cut: 16 KB chunks ran it no faster. */
 #define GEMM_CHUNK_W_BYTES (16 * 1024)
 #define GEMM_CHUNK_PANEL_BYTES ((size_t)192 * 1024)
