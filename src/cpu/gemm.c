@@ -33,7 +33,7 @@ static int64_t source_column(const cpu_packed *p, int64_t panel, int j, bool *up
 
 static void fill_panels(cpu_packed *p, const void *w0, const void *w1)
 {
-    size_t esz = p->dtype == FMLP_F32 ? 4 : 2;
+    const size_t esz = p->esz;
     memset(p->w, 0, (size_t)p->panels * (size_t)p->panel_elems * esz);
     for (int64_t panel = 0; panel < p->panels; panel++) {
         char *dst = (char *)gemm_panel(p, panel);
@@ -108,25 +108,28 @@ static void *alloc_weights(size_t bytes)
     return w;
 }
 
-/* Rows per block of the whole-k grid (A_BLOCK of A rows in L2). */
-static int64_t uncut_rows(const cpu_packed *p)
+/* Rows per block whose A rows over k_len (GEMM_A_BLOCK_BYTES) stay in L2:
+ * whole tiles, at least one, at most `most`. */
+static int64_t block_rows(const cpu_packed *p, int64_t k_len, int64_t most)
 {
-    size_t esz = p->dtype == FMLP_F32 ? 4 : 2;
-    int64_t mr = p->gp->mr, rows = GEMM_A_BLOCK_BYTES / (int64_t)(esz * (size_t)p->k);
+    int64_t mr = p->gp->mr, rows = GEMM_A_BLOCK_BYTES / (int64_t)(p->esz * (size_t)k_len);
+    if (rows > most) rows = most;
     return rows < mr ? mr : rows / mr * mr;
 }
+
+/* Rows per block of the whole-k grid. */
+static int64_t uncut_rows(const cpu_packed *p) { return block_rows(p, p->k, INT64_MAX); }
 
 /* The packing's k chunk and the row count from which runs cut k by it
  * (INT64_MAX: never), by the rules above; only where the path's kernels
  * can go on from a stored sum. */
 static void pick_k_chunk(cpu_packed *p, size_t weight_bytes)
 {
-    size_t esz = p->dtype == FMLP_F32 ? 4 : 2;
-    int64_t kc = GEMM_CHUNK_W_BYTES / ((int64_t)p->nr * (int64_t)esz) / p->gp->kstep * p->gp->kstep;
+    int64_t kc = GEMM_CHUNK_W_BYTES / ((int64_t)p->nr * (int64_t)p->esz) / p->gp->kstep * p->gp->kstep;
     p->kc = p->kpad;
     p->cut_from = INT64_MAX;
     if (!p->kernels->tile_add || kc < 1 || kc >= p->kpad) return;
-    if ((size_t)p->panel_elems * esz > GEMM_CHUNK_PANEL_BYTES) p->cut_from = p->gp->mr + 1;
+    if ((size_t)p->panel_elems * p->esz > GEMM_CHUNK_PANEL_BYTES) p->cut_from = p->gp->mr + 1;
     else if (weight_bytes > GEMM_CHUNK_WEIGHT_BYTES) p->cut_from = uncut_rows(p) + 1;
     if (p->cut_from < INT64_MAX) p->kc = kc;
 }
@@ -158,7 +161,8 @@ static cpu_packed *pack(cpu_path path, fmlp_dtype dtype, const void *w0, const v
     int outs = gemm_panel_outs(p);
     p->panels = (n + outs - 1) / outs;
     p->panel_elems = p->kpad * p->nr;
-    size_t esz = dtype == FMLP_F32 ? 4 : 2;
+    size_t esz = fmlp_dtype_size(dtype);
+    p->esz = esz;
     if ((uint64_t)p->panels > SIZE_MAX / esz / (uint64_t)p->panel_elems) {
         free(p);
         return NULL;
@@ -244,10 +248,7 @@ static gemm_grid grid_chunked(const cpu_packed *p, int64_t m, int nthreads)
 {
     gemm_grid g;
     int64_t mr = p->gp->mr;
-    size_t esz = p->dtype == FMLP_F32 ? 4 : 2;
-    int64_t rows = GEMM_A_BLOCK_BYTES / (int64_t)(esz * (size_t)p->kc), most = GEMM_CHUNK_ACC_FLOATS / p->nr;
-    if (rows > most) rows = most;
-    g.mc = rows < mr ? mr : rows / mr * mr;
+    g.mc = block_rows(p, p->kc, GEMM_CHUNK_ACC_FLOATS / p->nr);
     if (g.mc > m) g.mc = m;
     g.row_blocks = (m + g.mc - 1) / g.mc;
     g.pg = GEMM_CHUNK_ACC_FLOATS / (tile_rows(g.mc, (int)mr) * p->nr);
@@ -262,7 +263,6 @@ static gemm_grid grid_for(const cpu_packed *p, int64_t m, int nthreads)
 {
     if (cuts_k(p, m)) return grid_chunked(p, m, nthreads);
     gemm_grid g;
-    size_t esz = p->dtype == FMLP_F32 ? 4 : 2;
     g.mc = uncut_rows(p);
     if (g.mc > m) g.mc = m;
     g.row_blocks = (m + g.mc - 1) / g.mc;
@@ -280,7 +280,7 @@ static gemm_grid grid_for(const cpu_packed *p, int64_t m, int nthreads)
         if (p->kernels->wide && (p->panels + wide - 1) / wide >= nthreads) g.pg = wide;
     } else {
         /* Several row tiles walk the group: it must stay in L2. */
-        int64_t fit = GEMM_GROUP_BYTES / (p->panel_elems * (int64_t)esz);
+        int64_t fit = GEMM_GROUP_BYTES / (p->panel_elems * (int64_t)p->esz);
         if (g.pg > fit) g.pg = fit;
     }
     if (g.pg < 1) g.pg = 1;
@@ -309,8 +309,7 @@ int cpu_gemm_threads(cpu_pool *pool, const cpu_packed *p, int64_t m)
 /* The A rows from row i on. */
 static const void *a_rows(const gemm_call *g, int64_t i)
 {
-    size_t esz = g->p->dtype == FMLP_F32 ? 4 : 2;
-    return (const char *)g->A + (size_t)(i * g->lda) * esz;
+    return (const char *)g->A + (size_t)(i * g->lda) * g->p->esz;
 }
 
 /* One tile: rows [i, i + rows) by `panels` panels from `panel`, then the
@@ -359,7 +358,7 @@ static void gemm_block_chunked(const gemm_call *g, float *chunk_acc, int64_t m0,
 {
     const cpu_packed *p = g->p;
     const gemm_path *gp = p->gp;
-    size_t esz = p->dtype == FMLP_F32 ? 4 : 2;
+    const size_t esz = p->esz;
     const int ntiles = (int)((m1 - m0 + gp->mr - 1) / gp->mr);
     const int64_t slot = (int64_t)gp->mr * p->nr;
     if (gp->enter) gp->enter((int)(m1 - m0));

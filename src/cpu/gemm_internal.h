@@ -39,6 +39,7 @@ struct cpu_packed {
     const struct gemm_path *gp;         /* that path's GEMM */
     const struct gemm_kernels *kernels; /* its microkernels for `dtype` */
     fmlp_dtype dtype;                   /* of weights, A and C */
+    size_t esz;                         /* bytes per element of that dtype */
     bool glu;
     bool pairs;          /* K2N layout */
     int64_t n, k;        /* output columns, reduction length */
@@ -68,8 +69,7 @@ static inline int gemm_panel_outs(const cpu_packed *p) { return p->glu ? p->nr /
 
 static inline const void *gemm_panel(const cpu_packed *p, int64_t panel)
 {
-    size_t esz = p->dtype == FMLP_F32 ? 4 : 2;
-    return (const char *)p->w + (size_t)panel * (size_t)p->panel_elems * esz;
+    return (const char *)p->w + (size_t)panel * (size_t)p->panel_elems * p->esz;
 }
 
 /* A microkernel: the f32 sums of `rows` rows of A (the first at A, rows
