@@ -278,7 +278,8 @@ static void test_threads(cpu_pool *one, cpu_pool *two, cpu_path path, fmlp_dtype
 static void test_k_chunks(cpu_pool *one, cpu_pool *two, cpu_path path, fmlp_dtype dt)
 {
     static const int64_t shapes[][4] = {{17, 33, 1100, 0}, {100, 40, 777, 1}, {2, 70, 513, 0}, {1, 9, 300, 1}};
-    static const int64_t chunks[] = {2, 14, 64, 250};
+    /* AMX's packing steps k by 32: its chunks are multiples of that */
+    static const int64_t fine[] = {2, 14, 64, 250}, coarse[] = {32, 96, 256, 288};
     for (int s = 0; s < 4; s++) {
         problem q = make(dt, shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3] != 0, true, true);
         cpu_packed *p = pack(path, &q);
@@ -288,7 +289,8 @@ static void test_k_chunks(cpu_pool *one, cpu_pool *two, cpu_path path, fmlp_dtyp
             continue;
         }
         bool gaps, all_gaps = true, same = true;
-        same = cpu_packed_set_k_chunk(p, q.k) && cpu_packed_k_chunk(p, q.m) >= q.k;
+        /* k rounded up to 32 is a multiple of every path's k step */
+        same = cpu_packed_set_k_chunk(p, (q.k + 31) / 32 * 32) && cpu_packed_k_chunk(p, q.m) >= q.k;
         void *whole = run(two, p, &q, FMLP_ACT_GELU_TANH, &gaps);
         all_gaps = gaps;
         if (!cpu_packed_set_k_chunk(p, 64)) {
@@ -299,6 +301,7 @@ static void test_k_chunks(cpu_pool *one, cpu_pool *two, cpu_path path, fmlp_dtyp
             release(&q);
             return;
         }
+        const int64_t *chunks = cpu_packed_set_k_chunk(p, 2) ? fine : coarse;
         for (int c = 0; c < 4; c++) {
             same = same && cpu_packed_set_k_chunk(p, chunks[c]) && cpu_packed_k_chunk(p, q.m) == chunks[c];
             void *cut = run(c % 2 ? one : two, p, &q, FMLP_ACT_GELU_TANH, &gaps);
@@ -318,9 +321,10 @@ static void test_k_chunks(cpu_pool *one, cpu_pool *two, cpu_path path, fmlp_dtyp
         double *ref = reference(&q, FMLP_ACT_GELU_TANH, &scale);
         double err = rel_err(&q, whole, ref, scale);
         tu_check(same && all_gaps && err <= tu_tol(dt),
-                 "%s %s %lldx%lldx%lld%s: chunks of 2, 14, 64, 250 and none for want of memory give the uncut bits, 1 and 2 threads (rel err %.2e)",
+                 "%s %s %lldx%lldx%lld%s: chunks of %lld, %lld, %lld, %lld and none for want of memory give the uncut bits, 1 and 2 threads (rel err %.2e)",
                  cpu_path_name(path), fmlp_dtype_name(dt), (long long)q.m, (long long)q.n, (long long)q.k,
-                 q.glu ? " glu" : "", err);
+                 q.glu ? " glu" : "", (long long)chunks[0], (long long)chunks[1], (long long)chunks[2],
+                 (long long)chunks[3], err);
         if (s == 0)
             tu_check(!cpu_packed_set_k_chunk(p, 0) && !cpu_packed_set_k_chunk(NULL, 8),
                      "%s %s: chunk 0 and no packing refused", cpu_path_name(path), fmlp_dtype_name(dt));
@@ -329,8 +333,9 @@ static void test_k_chunks(cpu_pool *one, cpu_pool *two, cpu_path path, fmlp_dtyp
         cpu_packed_free(p);
         release(&q);
     }
-    /* 13000 x 8 columns of bf16 already pass the cut's panel limit */
-    problem q = make(dt, 20, 20, 13000, false, true, false);
+    /* 13000 x 8 columns of bf16 already pass the cut's panel limit; 40
+     * rows are more than one row tile on every path (AMX's is 32) */
+    problem q = make(dt, 40, 20, 13000, false, true, false);
     cpu_packed *p = pack(path, &q);
     problem tut = make(dt, 1, 3072, 768, true, false, false);
     cpu_packed *pt = pack(path, &tut);
@@ -338,11 +343,11 @@ static void test_k_chunks(cpu_pool *one, cpu_pool *two, cpu_path path, fmlp_dtyp
         int64_t picked = cpu_packed_k_chunk(p, q.m);
         bool gaps;
         void *cut = run(two, p, &q, FMLP_ACT_SILU, &gaps);
-        cpu_packed_set_k_chunk(p, q.k);
+        cpu_packed_set_k_chunk(p, (q.k + 31) / 32 * 32);
         void *whole = run(two, p, &q, FMLP_ACT_SILU, &gaps);
         tu_check(picked < q.k && cpu_packed_k_chunk(p, 1) >= q.k && !memcmp(cut, whole, (size_t)(q.m * q.n) * esz(dt)) &&
                      cpu_packed_k_chunk(pt, 1) >= tut.k && cpu_packed_k_chunk(pt, 8192) >= tut.k,
-                 "%s %s: k = 13000 cut at 20 rows by default (chunk %lld, the uncut bits), not at 1; the tutorial's GLU not",
+                 "%s %s: k = 13000 cut at 40 rows by default (chunk %lld, the uncut bits), not at 1; the tutorial's GLU not",
                  cpu_path_name(path), fmlp_dtype_name(dt), (long long)picked);
         free(cut);
         free(whole);

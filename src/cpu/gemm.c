@@ -74,9 +74,14 @@ static bool fill_bias(cpu_packed *p, const void *b0, const void *b1)
  * GEMM_CHUNK_WEIGHT_BYTES (the L3 of the machines measured) are read from
  * memory again by every block of rows, which the whole-k grid keeps to a
  * few rows so that they fit L2 (so those are cut only from two blocks of
- * rows on). Up to one row tile (mr rows) nothing is cut: no tile reads a
- * panel again, and whole panels stream from memory in order (cut there,
- * the f32 Llama-3-8B MLP ran about 10% slower at one row). Cut, a chunk's
+ * rows on). Up to two row tiles (2 mr rows) nothing is cut: one tile
+ * reads no panel again, and whole panels stream from memory in order (cut
+ * there, the f32 Llama-3-8B MLP ran about 10% slower at one row), and a
+ * second tile's re-read from L2 costs less than the cut (at 16 rows of the
+ * Llama-3-8B MLP in two 8- or 12-row AVX-512 tiles, cut: forwards
+ * 0.87-1.01x, bf16 GLU GEMMs 0.75-0.86x; cut from 17 and 25 rows, its
+ * forwards ran 1.08-1.38x at 32 rows and 1.27-1.67x at 128 on a 2-core
+ * AVX-512 EPYC, bench/results/cpu_k_chunks_avx512_2026-12-08.md). Cut, a chunk's
  * slice of a panel (GEMM_CHUNK_W_BYTES) stays in L1 while every row tile
  * of a block reads it, and a block holds up to 192 rows (GEMM_A_BLOCK_BYTES
  * of A per chunk). On a 2-core AVX2 EPYC the f32 Llama-3-8B MLP ran
@@ -129,7 +134,7 @@ static void pick_k_chunk(cpu_packed *p, size_t weight_bytes)
     p->kc = p->kpad;
     p->cut_from = INT64_MAX;
     if (!p->kernels->tile_add || kc < 1 || kc >= p->kpad) return;
-    if ((size_t)p->panel_elems * p->esz > GEMM_CHUNK_PANEL_BYTES) p->cut_from = p->gp->mr + 1;
+    if ((size_t)p->panel_elems * p->esz > GEMM_CHUNK_PANEL_BYTES) p->cut_from = 2 * p->gp->mr + 1;
     else if (weight_bytes > GEMM_CHUNK_WEIGHT_BYTES) p->cut_from = uncut_rows(p) + 1;
     if (p->cut_from < INT64_MAX) p->kc = kc;
 }

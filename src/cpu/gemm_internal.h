@@ -149,12 +149,15 @@ void gemm_epilogue_avx2(const gemm_call *g, const float *acc, int rows, int64_t 
 
 void gemm_tile_avx512_f32(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc);
 void gemm_tile_avx512_bf16(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc);
+void gemm_tile_add_avx512_f32(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc);
+void gemm_tile_add_avx512_bf16(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc);
 void gemm_wide_avx512_f32(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc);
 void gemm_wide_avx512_bf16(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc);
 /* Shared by every AVX-512-class path (avx512, avx512bf16, amx): nr 32. */
 void gemm_epilogue_avx512(const gemm_call *g, const float *acc, int rows, int64_t i0, int64_t panel);
 
 void gemm_tile_avx512bf16(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc);
+void gemm_tile_add_avx512bf16(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc);
 void gemm_wide_avx512bf16(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc);
 
 void gemm_tile_amx(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc);

@@ -35,13 +35,16 @@ INLINE __m512 bcast_a(bool bf16, const void *A, int64_t i)
     return bf16 ? bcast_bf16((const uint16_t *)A + i) : _mm512_set1_ps(((const float *)A)[i]);
 }
 
-/* rows is a constant after inlining, so c0/c1 live in registers. */
-INLINE void tile(bool bf16, int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k,
-                 float *acc)
+/* rows is a constant after inlining, so c0/c1 live in registers. `add`
+ * starts them from acc (a k chunk after the first), else from zero. */
+INLINE void tile_from(bool bf16, bool add, int rows, const void *A, int64_t lda, const void *W, int64_t k,
+                      float *acc)
 {
-    (void)ps;
     __m512 c0[MR], c1[MR];
-    for (int r = 0; r < rows; r++) c0[r] = c1[r] = _mm512_setzero_ps();
+    for (int r = 0; r < rows; r++) {
+        c0[r] = add ? _mm512_load_ps(acc + r * NR) : _mm512_setzero_ps();
+        c1[r] = add ? _mm512_load_ps(acc + r * NR + 16) : _mm512_setzero_ps();
+    }
     for (int64_t kk = 0; kk < k; kk++) {
         __m512 w0 = load_w(bf16, W, kk * NR), w1 = load_w(bf16, W, kk * NR + 16);
         for (int r = 0; r < rows; r++) {
@@ -54,6 +57,19 @@ INLINE void tile(bool bf16, int rows, const void *A, int64_t lda, const void *W,
         _mm512_store_ps(acc + r * NR, c0[r]);
         _mm512_store_ps(acc + r * NR + 16, c1[r]);
     }
+}
+
+INLINE void tile(bool bf16, int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc)
+{
+    (void)ps;
+    tile_from(bf16, false, rows, A, lda, W, k, acc);
+}
+
+INLINE void tile_add(bool bf16, int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k,
+                     float *acc)
+{
+    (void)ps;
+    tile_from(bf16, true, rows, A, lda, W, k, acc);
 }
 
 /* Few rows (small batches) leave too few accumulators to hide the FMA
@@ -78,8 +94,11 @@ INLINE void wide(bool bf16, int rows, const void *A, int64_t lda, const void *W,
 }
 
 GEMM_BY_DTYPE(tile)
+GEMM_BY_DTYPE(tile_add)
 GEMM_BY_DTYPE(wide)
 GEMM_UKERNEL(gemm_tile_avx512_f32, tile_f32, GEMM_MR_AVX512)
 GEMM_UKERNEL(gemm_tile_avx512_bf16, tile_bf16, GEMM_MR_AVX512)
+GEMM_UKERNEL(gemm_tile_add_avx512_f32, tile_add_f32, GEMM_MR_AVX512)
+GEMM_UKERNEL(gemm_tile_add_avx512_bf16, tile_add_bf16, GEMM_MR_AVX512)
 GEMM_UKERNEL(gemm_wide_avx512_f32, wide_f32, GEMM_WIDE_ROWS)
 GEMM_UKERNEL(gemm_wide_avx512_bf16, wide_bf16, GEMM_WIDE_ROWS)

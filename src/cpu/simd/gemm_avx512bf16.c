@@ -22,12 +22,15 @@ INLINE __m512bh pair_at(const uint16_t *p)
     return (__m512bh)_mm512_set1_epi32((int)v);
 }
 
-INLINE void tile(int rows, const void *a, int64_t lda, const void *w, int64_t ps, int64_t k, float *acc)
+/* `add` starts the sums from acc (a k chunk after the first), else from zero. */
+INLINE void tile_from(bool add, int rows, const void *a, int64_t lda, const void *w, int64_t k, float *acc)
 {
     const uint16_t *A = a, *W = w;
-    (void)ps;
     __m512 c0[MR], c1[MR];
-    for (int r = 0; r < rows; r++) c0[r] = c1[r] = _mm512_setzero_ps();
+    for (int r = 0; r < rows; r++) {
+        c0[r] = add ? _mm512_load_ps(acc + r * NR) : _mm512_setzero_ps();
+        c1[r] = add ? _mm512_load_ps(acc + r * NR + 16) : _mm512_setzero_ps();
+    }
     int64_t pairs = k / 2;
     for (int64_t kp = 0; kp < pairs; kp++) {
         __m512bh w0 = (__m512bh)_mm512_load_si512(W + kp * 2 * NR);
@@ -51,6 +54,18 @@ INLINE void tile(int rows, const void *a, int64_t lda, const void *w, int64_t ps
         _mm512_store_ps(acc + r * NR, c0[r]);
         _mm512_store_ps(acc + r * NR + 16, c1[r]);
     }
+}
+
+INLINE void tile(int rows, const void *a, int64_t lda, const void *w, int64_t ps, int64_t k, float *acc)
+{
+    (void)ps;
+    tile_from(false, rows, a, lda, w, k, acc);
+}
+
+INLINE void tile_add(int rows, const void *a, int64_t lda, const void *w, int64_t ps, int64_t k, float *acc)
+{
+    (void)ps;
+    tile_from(true, rows, a, lda, w, k, acc);
 }
 
 /* Few rows (small batches) leave too few accumulators to hide the dot
@@ -78,4 +93,5 @@ INLINE void wide(int rows, const void *a, int64_t lda, const void *w, int64_t ps
 }
 
 GEMM_UKERNEL(gemm_tile_avx512bf16, tile, GEMM_MR_AVX512BF16)
+GEMM_UKERNEL(gemm_tile_add_avx512bf16, tile_add, GEMM_MR_AVX512BF16)
 GEMM_UKERNEL(gemm_wide_avx512bf16, wide, GEMM_WIDE_ROWS)
