@@ -91,18 +91,7 @@ INLINE void tile_from(bool bf16, bool add, int rows, const void *A, int64_t lda,
     ROWS6(ACC_STORE)
 }
 
-INLINE void tile(bool bf16, int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc)
-{
-    (void)ps;
-    tile_from(bf16, false, rows, A, lda, W, k, acc);
-}
-
-INLINE void tile_add(bool bf16, int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k,
-                     float *acc)
-{
-    (void)ps;
-    tile_from(bf16, true, rows, A, lda, W, k, acc);
-}
+GEMM_TILE_AND_ADD(tile_from)
 
 GEMM_BY_DTYPE(tile)
 GEMM_BY_DTYPE(tile_add)

@@ -59,18 +59,7 @@ INLINE void tile_from(bool bf16, bool add, int rows, const void *A, int64_t lda,
     }
 }
 
-INLINE void tile(bool bf16, int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc)
-{
-    (void)ps;
-    tile_from(bf16, false, rows, A, lda, W, k, acc);
-}
-
-INLINE void tile_add(bool bf16, int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k,
-                     float *acc)
-{
-    (void)ps;
-    tile_from(bf16, true, rows, A, lda, W, k, acc);
-}
+GEMM_TILE_AND_ADD(tile_from)
 
 /* Few rows (small batches) leave too few accumulators to hide the FMA
  * latency; these tiles take GEMM_WIDE panels at once instead. */

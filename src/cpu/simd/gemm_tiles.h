@@ -52,4 +52,16 @@ typedef void (*gemm_rows_fn)(const void *A, int64_t lda, const void *W, int64_t 
     }
 #define GEMM_BY_DTYPE(BODY) GEMM_BY_DTYPE_(BODY, _f32, false) GEMM_BY_DTYPE_(BODY, _bf16, true)
 
+/* tile and tile_add (the gemm_ukernel bodies of GEMM_BY_DTYPE) from
+ * FROM(bool bf16, bool add, rows, A, lda, W, k, acc), whose sums start from
+ * acc where `add` is set (a k chunk after the first), else from zero. */
+#define GEMM_TILE_AND_ADD_(NAME, FROM, ADD)                                                                     \
+    static inline __attribute__((always_inline)) void NAME(bool bf16, int rows, const void *A, int64_t lda,       \
+                                                           const void *W, int64_t ps, int64_t k, float *acc)       \
+    {                                                                                                            \
+        (void)ps;                                                                                                \
+        FROM(bf16, ADD, rows, A, lda, W, k, acc);                                                                \
+    }
+#define GEMM_TILE_AND_ADD(FROM) GEMM_TILE_AND_ADD_(tile, FROM, false) GEMM_TILE_AND_ADD_(tile_add, FROM, true)
+
 #endif
