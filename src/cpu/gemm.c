@@ -268,7 +268,12 @@ static gemm_grid grid_for(const cpu_packed *p, int64_t m, int nthreads)
 {
     if (cuts_k(p, m)) return grid_chunked(p, m, nthreads);
     gemm_grid g;
-    g.mc = uncut_rows(p);
+    /* Below the row count that would cut k, all rows in one block: a
+     * second block reads every weight from memory again, which cost more
+     * than A's rows spilling out of L2 (16 rows of the Llama-3-8B down
+     * projection, k = 14336, in blocks of 12 and 4 rows: 1.9x slower,
+     * bench/results/cpu_one_block_2026-12-08.md) */
+    g.mc = p->cut_from < INT64_MAX ? m : uncut_rows(p);
     if (g.mc > m) g.mc = m;
     g.row_blocks = (m + g.mc - 1) / g.mc;
     int64_t per_panel = g.mc * p->nr * p->k;
