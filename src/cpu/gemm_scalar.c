@@ -39,29 +39,17 @@ NOT_SPECIALISED static void tile(fmlp_dtype dt, bool add, int rows, const void *
     memcpy(acc, sum, (size_t)rows * sizeof sum[0]);
 }
 
-void gemm_tile_scalar_f32(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc)
-{
-    (void)ps;
-    tile(FMLP_F32, false, rows, A, lda, W, k, acc);
-}
-
-void gemm_tile_scalar_bf16(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc)
-{
-    (void)ps;
-    tile(FMLP_BF16, false, rows, A, lda, W, k, acc);
-}
-
-void gemm_tile_add_scalar_f32(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc)
-{
-    (void)ps;
-    tile(FMLP_F32, true, rows, A, lda, W, k, acc);
-}
-
-void gemm_tile_add_scalar_bf16(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc)
-{
-    (void)ps;
-    tile(FMLP_BF16, true, rows, A, lda, W, k, acc);
-}
+/* The four gemm_ukernels of this path: dtype by whether sums start from acc. */
+#define SCALAR_TILE(NAME, DT, ADD)                                                                               \
+    void NAME(int rows, const void *A, int64_t lda, const void *W, int64_t ps, int64_t k, float *acc)          \
+    {                                                                                                            \
+        (void)ps;                                                                                                \
+        tile(DT, ADD, rows, A, lda, W, k, acc);                                                                  \
+    }
+SCALAR_TILE(gemm_tile_scalar_f32, FMLP_F32, false)
+SCALAR_TILE(gemm_tile_scalar_bf16, FMLP_BF16, false)
+SCALAR_TILE(gemm_tile_add_scalar_f32, FMLP_F32, true)
+SCALAR_TILE(gemm_tile_add_scalar_bf16, FMLP_BF16, true)
 
 void gemm_epilogue_scalar(const gemm_call *g, const float *acc, int rows, int64_t i0, int64_t panel)
 {
